@@ -1,0 +1,10 @@
+//! The CEL compiler: source text → tokens → AST → typed tree → interpreter or native code.
+//!
+//! Does no I/O and knows nothing of tokio, HTTP or AMQP.
+
+pub mod ast;
+pub mod diag;
+pub mod span;
+pub mod time;
+pub mod types;
+pub mod value;

@@ -1,0 +1,1 @@
+//! message_decision: params evaluated in authored order, then the result, giving a [`Decision`].

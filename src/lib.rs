@@ -1,0 +1,13 @@
+//! HyperFleet Sentinel: polls the HyperFleet API, decides per resource with compiled CEL rules
+//! whether it needs reconciling, and publishes CloudEvents to a broker.
+//!
+//! Module map:
+//! - [`cel`]: the CEL compiler (lexer, parser, checker, interpreter, JIT). No I/O.
+//! - [`resource`]: a HyperFleet resource decoded once into the fields rules read.
+//! - [`decision`]: message_decision params + result → publish or skip.
+//! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
+
+pub mod cel;
+pub mod decision;
+pub mod resource;
+pub mod sentinel;

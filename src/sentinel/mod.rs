@@ -1,0 +1,2 @@
+//! The daemon: configuration, the HyperFleet API client, the broker, the poll loop, metrics and
+//! health endpoints.
