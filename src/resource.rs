@@ -2,4 +2,354 @@
 //!
 //! Invariant: decoding never fails. A field with the wrong JSON type or a malformed time holds an
 //! error value, so one resource's bad data fails only the expressions that read that field, and
-//! only that resource's decision.
+//! only that resource's decision (the Go sentinel fails the whole page instead).
+
+use crate::cel::time::canonical_rfc3339;
+use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use serde_json::Value as Json;
+use std::sync::{Arc, LazyLock};
+
+/// A decoded field: its value, or the error any expression reading it gets.
+pub type Field<T> = Result<T, EvalError>;
+
+/// A status condition, with Kubernetes-style aliases folded in and times in canonical RFC 3339.
+#[derive(Clone, Debug)]
+pub struct Condition {
+    /// `type`.
+    pub ty: Field<Arc<str>>,
+    /// `status`: "True", "False", "Unknown" (or "" when absent).
+    pub status: Field<Arc<str>>,
+    /// `reason`.
+    pub reason: Field<Arc<str>>,
+    /// `message`.
+    pub message: Field<Arc<str>>,
+    /// `created_time`, canonical RFC 3339 or "".
+    pub created_time: Field<Arc<str>>,
+    /// `last_updated_time` (alias `lastUpdatedTime`, `lastUpdateTime`), canonical or "".
+    pub last_updated_time: Field<Arc<str>>,
+    /// `last_transition_time` (alias `lastTransitionTime`), canonical or "".
+    pub last_transition_time: Field<Arc<str>>,
+    /// `observed_generation` (alias `observedGeneration`), 0 when absent.
+    pub observed_generation: Field<i64>,
+}
+
+/// The names of a condition's fields, in the order the API documents them.
+pub const CONDITION_FIELDS: [&str; 8] = [
+    "type",
+    "status",
+    "reason",
+    "message",
+    "created_time",
+    "last_updated_time",
+    "last_transition_time",
+    "observed_generation",
+];
+
+static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
+static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
+    let empty = || Ok(EMPTY.clone());
+    Arc::new(Condition {
+        ty: empty(),
+        status: empty(),
+        reason: empty(),
+        message: empty(),
+        created_time: empty(),
+        last_updated_time: empty(),
+        last_transition_time: empty(),
+        observed_generation: Ok(0),
+    })
+});
+
+impl Condition {
+    /// The zero-value condition `condition(name)` returns when no condition has that type.
+    pub fn zero() -> Arc<Condition> {
+        ZERO_CONDITION.clone()
+    }
+
+    /// Decodes one condition object, never failing: bad fields hold errors.
+    pub fn from_json(obj: &serde_json::Map<String, Json>) -> Condition {
+        let field = |names: &[&str]| names.iter().find_map(|n| obj.get(*n).filter(|v| !v.is_null()));
+        let text = |names: &[&str]| string_field(names[0], field(names));
+        let time = |names: &[&str]| time_field(names[0], field(names));
+        Condition {
+            ty: text(&["type"]),
+            status: text(&["status"]),
+            reason: text(&["reason"]),
+            message: text(&["message"]),
+            created_time: time(&["created_time", "createdTime"]),
+            last_updated_time: time(&["last_updated_time", "lastUpdatedTime", "lastUpdateTime"]),
+            last_transition_time: time(&["last_transition_time", "lastTransitionTime"]),
+            observed_generation: int_field(
+                "observed_generation",
+                field(&["observed_generation", "observedGeneration"]),
+            ),
+        }
+    }
+
+    /// A field by name as a value.
+    pub fn get(&self, name: &str) -> EvalResult {
+        let text = |f: &Field<Arc<str>>| f.clone().map(Value::String);
+        match name {
+            "type" => text(&self.ty),
+            "status" => text(&self.status),
+            "reason" => text(&self.reason),
+            "message" => text(&self.message),
+            "created_time" => text(&self.created_time),
+            "last_updated_time" => text(&self.last_updated_time),
+            "last_transition_time" => text(&self.last_transition_time),
+            "observed_generation" => self.observed_generation.clone().map(Value::Int),
+            _ => Err(EvalError::no_such_field(name)),
+        }
+    }
+}
+
+/// A HyperFleet resource (cluster, nodepool, …) as the rules see it.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    /// `id`.
+    pub id: Field<Arc<str>>,
+    /// `kind`.
+    pub kind: Field<Arc<str>>,
+    /// `name`.
+    pub name: Field<Arc<str>>,
+    /// `href`.
+    pub href: Field<Arc<str>>,
+    /// `created_time`, canonical RFC 3339 or "".
+    pub created_time: Field<Arc<str>>,
+    /// `updated_time`, canonical RFC 3339 or "".
+    pub updated_time: Field<Arc<str>>,
+    /// `generation`, 0 when absent.
+    pub generation: Field<i64>,
+    /// `labels`, empty when absent.
+    pub labels: Field<Arc<Map>>,
+    /// `status.conditions`, in API order.
+    pub conditions: Field<Vec<Arc<Condition>>>,
+    /// The whole JSON object, for the fields read dynamically (`spec`, `references`, …).
+    pub json: Json,
+}
+
+impl Resource {
+    /// Decodes a resource from its JSON. Never fails: a non-object decodes to a resource whose
+    /// every field is an error.
+    pub fn from_json(json: Json) -> Resource {
+        let Some(obj) = json.as_object() else {
+            let err = EvalError::new(
+                ErrorKind::BadResource,
+                format!("resource is not a JSON object but {}", json_kind(&json)),
+            );
+            return Resource {
+                id: Err(err.clone()),
+                kind: Err(err.clone()),
+                name: Err(err.clone()),
+                href: Err(err.clone()),
+                created_time: Err(err.clone()),
+                updated_time: Err(err.clone()),
+                generation: Err(err.clone()),
+                labels: Err(err.clone()),
+                conditions: Err(err),
+                json,
+            };
+        };
+        let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
+        Resource {
+            id: string_field("id", field("id")),
+            kind: string_field("kind", field("kind")),
+            name: string_field("name", field("name")),
+            href: string_field("href", field("href")),
+            created_time: time_field("created_time", field("created_time")),
+            updated_time: time_field("updated_time", field("updated_time")),
+            generation: int_field("generation", field("generation")),
+            labels: labels_field(field("labels")),
+            conditions: conditions_field(obj),
+            json,
+        }
+    }
+
+    /// `condition(name)`: the last condition whose type is `name`, else the zero condition.
+    pub fn condition(&self, name: &str) -> Field<Arc<Condition>> {
+        let conditions = self.conditions.as_ref().map_err(Clone::clone)?;
+        Ok(conditions
+            .iter()
+            .rev()
+            .find(|c| matches!(&c.ty, Ok(t) if &**t == name))
+            .cloned()
+            .unwrap_or_else(Condition::zero))
+    }
+
+    /// A field by name as a value: the typed fields decoded, anything else from the JSON
+    /// (`no such key` when absent).
+    pub fn get(&self, name: &str) -> EvalResult {
+        let text = |f: &Field<Arc<str>>| f.clone().map(Value::String);
+        match name {
+            "id" => text(&self.id),
+            "kind" => text(&self.kind),
+            "name" => text(&self.name),
+            "href" => text(&self.href),
+            "created_time" => text(&self.created_time),
+            "updated_time" => text(&self.updated_time),
+            "generation" => self.generation.clone().map(Value::Int),
+            "labels" => self.labels.clone().map(Value::Map),
+            "status" => {
+                let conditions = self.conditions.clone()?;
+                let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
+                let entries = vec![(Value::string("conditions"), Value::List(list))];
+                Ok(Value::Map(Arc::new(Map::from_entries(entries))))
+            }
+            _ => match self.json.get(name) {
+                Some(v) if !v.is_null() || name != "owner_references" => Ok(json_to_value(v)),
+                _ => Err(EvalError::no_such_key(name)),
+            },
+        }
+    }
+
+    /// Whether `has(resource.<name>)` holds: the JSON has the key with a non-null value.
+    pub fn has(&self, name: &str) -> bool {
+        self.json.get(name).is_some_and(|v| !v.is_null())
+    }
+
+    /// The resource's fields as a CEL map (for `resource` used as a whole value).
+    pub fn to_map(&self) -> EvalResult {
+        let Some(obj) = self.json.as_object() else {
+            return Err(EvalError::new(ErrorKind::BadResource, "resource is not a JSON object"));
+        };
+        let mut entries = Vec::with_capacity(obj.len());
+        for key in obj.keys() {
+            entries.push((Value::string(key), self.get(key)?));
+        }
+        Ok(Value::Map(Arc::new(Map::from_entries(entries))))
+    }
+}
+
+/// Converts JSON to a CEL value: integers that fit become `int`, other numbers `double`.
+pub fn json_to_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::string(s),
+        Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
+        Json::Object(obj) => {
+            let entries =
+                obj.iter().map(|(k, v)| (Value::string(k), json_to_value(v))).collect();
+            Value::Map(Arc::new(Map::from_entries(entries)))
+        }
+    }
+}
+
+fn json_kind(json: &Json) -> &'static str {
+    match json {
+        Json::Null => "null",
+        Json::Bool(_) => "a bool",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+fn bad_field(name: &str, want: &str, got: &Json) -> EvalError {
+    EvalError::new(
+        ErrorKind::BadResource,
+        format!("invalid field '{name}': expected {want}, got {}", json_kind(got)),
+    )
+}
+
+fn string_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
+    match json {
+        None => Ok(EMPTY.clone()),
+        Some(Json::String(s)) => Ok(Arc::from(s.as_str())),
+        Some(other) => Err(bad_field(name, "a string", other)),
+    }
+}
+
+fn time_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
+    match json {
+        None => Ok(EMPTY.clone()),
+        Some(Json::String(s)) => canonical_rfc3339(s).map(Arc::from).map_err(|e| {
+            EvalError::new(ErrorKind::BadResource, format!("invalid field '{name}': {e}"))
+        }),
+        Some(other) => Err(bad_field(name, "an RFC 3339 time string", other)),
+    }
+}
+
+fn int_field(name: &str, json: Option<&Json>) -> Field<i64> {
+    match json {
+        None => Ok(0),
+        Some(Json::Number(n)) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Ok(i),
+            // Integral doubles within range, as Go's JSON decoder accepts for integer fields.
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(f as i64),
+            _ => Err(bad_field(name, "an integer", &Json::Number(n.clone()))),
+        },
+        Some(other) => Err(bad_field(name, "an integer", other)),
+    }
+}
+
+fn labels_field(json: Option<&Json>) -> Field<Arc<Map>> {
+    match json {
+        None => Ok(Arc::new(Map::default())),
+        Some(Json::Object(obj)) => {
+            let mut entries = Vec::with_capacity(obj.len());
+            for (k, v) in obj {
+                match v {
+                    Json::String(s) => entries.push((Value::string(k), Value::string(s))),
+                    other => return Err(bad_field(&format!("labels.{k}"), "a string", other)),
+                }
+            }
+            Ok(Arc::new(Map::from_entries(entries)))
+        }
+        Some(other) => Err(bad_field("labels", "an object", other)),
+    }
+}
+
+fn conditions_field(obj: &serde_json::Map<String, Json>) -> Field<Vec<Arc<Condition>>> {
+    let status = match obj.get("status") {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(Json::Object(status)) => status,
+        Some(other) => return Err(bad_field("status", "an object", other)),
+    };
+    let items = match status.get("conditions") {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(Json::Array(items)) => items,
+        Some(other) => return Err(bad_field("status.conditions", "an array", other)),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Json::Object(c) => Ok(Arc::new(Condition::from_json(c))),
+            other => Err(bad_field(&format!("status.conditions[{i}]"), "an object", other)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn last_condition_of_a_type_wins_and_missing_is_zero() {
+        let r = Resource::from_json(json!({"generation": 2, "status": {"conditions": [
+            {"type": "Ready", "status": "False"},
+            {"type": "Ready", "status": "True", "observedGeneration": 2},
+        ]}}));
+        let c = r.condition("Ready").unwrap();
+        assert_eq!(c.status.as_deref().unwrap(), "True");
+        assert_eq!(c.observed_generation, Ok(2));
+        let z = r.condition("Reconciled").unwrap();
+        assert_eq!(z.status.as_deref().unwrap(), "");
+        assert_eq!(z.observed_generation, Ok(0));
+    }
+
+    #[test]
+    fn bad_fields_are_errors_not_decode_failures() {
+        let r = Resource::from_json(json!({"generation": "two", "status": "broken"}));
+        assert_eq!(r.generation.unwrap_err().kind, ErrorKind::BadResource);
+        assert!(r.condition("Reconciled").is_err());
+        assert_eq!(r.id.as_deref().unwrap(), "");
+    }
+}

@@ -31,3 +31,51 @@ impl Duration {
         self.nanos
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Interface stubs: each returns an "unimplemented" error until filled in.
+// ---------------------------------------------------------------------------------------------
+
+fn pending(what: &str) -> EvalError {
+    EvalError::invalid(format!("{what} is not implemented yet"))
+}
+
+impl Timestamp {
+    /// A timestamp from nanoseconds since the epoch; `Overflow` outside year 1..=9999.
+    pub fn from_nanos(nanos: i128) -> Result<Timestamp, EvalError> {
+        Ok(Timestamp { nanos })
+    }
+}
+
+impl Duration {
+    /// A duration from nanoseconds; `Overflow` beyond ±10000 years.
+    pub fn from_nanos(nanos: i128) -> Result<Duration, EvalError> {
+        Ok(Duration { nanos })
+    }
+}
+
+/// `timestamp(string)`: strict RFC 3339 as Go's `time.Parse(time.RFC3339, …)`.
+pub fn parse_timestamp(text: &str) -> Result<Timestamp, EvalError> {
+    Err(pending(&format!("timestamp({text:?})")))
+}
+
+/// Re-formats an RFC 3339 time as Go's `RFC3339Nano` does: offset kept, fraction without
+/// trailing zeros.
+pub fn canonical_rfc3339(text: &str) -> Result<String, EvalError> {
+    Ok(text.to_string())
+}
+
+/// `string(timestamp)`.
+pub fn format_timestamp(t: Timestamp) -> String {
+    format!("{}ns", t.nanos)
+}
+
+/// `duration(string)`: Go syntax (`30m`, `1h30m`, `1.5h`, `300ms`, `-2s`, `1us`, `1µs`, `1ns`).
+pub fn parse_duration(text: &str) -> Result<Duration, EvalError> {
+    Err(pending(&format!("duration({text:?})")))
+}
+
+/// `string(duration)`: seconds with an `s` suffix (`1800s`, `1.5s`).
+pub fn format_duration(d: Duration) -> String {
+    format!("{}s", d.nanos as f64 / 1e9)
+}
