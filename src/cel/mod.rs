@@ -5,6 +5,7 @@
 pub mod ast;
 pub mod diag;
 pub mod span;
+pub mod strings;
 pub mod time;
 pub mod types;
 pub mod value;
