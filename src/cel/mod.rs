@@ -9,3 +9,10 @@ pub mod strings;
 pub mod time;
 pub mod types;
 pub mod value;
+pub mod lexer;
+mod macros;
+pub mod parser;
+pub mod print;
+
+pub use lexer::lex;
+pub use parser::parse;
