@@ -2,4 +2,5 @@
 //! health endpoints.
 
 pub mod health;
+pub mod logging;
 pub mod metrics;
