@@ -160,6 +160,17 @@ pub enum Reason {
     NotBool(&'static str),
 }
 
+impl Reason {
+    /// The reason text, borrowed for the two fixed reasons (no allocation on the hot path).
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Reason::Matched => "message decision matched".into(),
+            Reason::ResultFalse => "message decision result is false".into(),
+            other => other.to_string().into(),
+        }
+    }
+}
+
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
