@@ -132,8 +132,9 @@ pub struct Ctx {
     pub failed: u64,
     /// The result value by class (output).
     pub out: [u64; 2],
-    /// Nonzero: store every param's value with `store_param` (for `eval`).
-    pub store_params: u64,
+    /// Where each param's value is stored by class (`[u64; 2]` per param), for `eval` and for
+    /// params evaluated by the interpreter.
+    pub params: *mut [u64; 2],
     /// The Rust-side environment: a `*mut CallEnv`.
     pub env: *mut u8,
 }
@@ -176,9 +177,9 @@ pub(crate) enum OpKind {
     Logic(BinaryOp),
     /// A typed tree the interpreter evaluates with the arguments as its slots.
     Shell(TExpr),
-    /// A typed tree the interpreter evaluates with the call's own slots (params of a decision,
-    /// declared variables of a standalone expression).
-    Interp(TExpr),
+    /// A typed tree the interpreter evaluates with the call's own slots: the first `n` params of
+    /// a decision (read back from the param buffer), or a standalone expression's variables.
+    Interp(TExpr, usize),
 }
 
 /// Everything compiled code refers to by index or address: it must outlive the code and never
@@ -189,6 +190,8 @@ pub(crate) struct Tables {
     pub ops: Vec<Op>,
     /// Boxed constants (strings, lists, maps, …).
     pub consts: Vec<Box<Boxed>>,
+    /// The class of each param of a decision (`None`: not computed by this function).
+    pub param_classes: Vec<Option<Class>>,
 }
 
 /// The per-thread memory of evaluations: reset per call, capacity kept, so steady-state calls
@@ -200,6 +203,8 @@ pub struct Scratch {
     values: Vec<Value>,
     slots: Vec<EvalResult>,
     pub(crate) params: Vec<EvalResult>,
+    /// The param buffer compiled code writes.
+    pub(crate) bits: Vec<[u64; 2]>,
 }
 
 impl std::fmt::Debug for Scratch {
@@ -357,9 +362,13 @@ impl CallEnv<'_> {
                 self.scratch.slots = slots;
                 result
             }
-            OpKind::Interp(expr) => match self.slots {
+            OpKind::Interp(expr, n) => match self.slots {
                 Some(slots) => interp::eval(expr, &self.activation(slots)),
-                None => interp::eval(expr, &self.activation(&self.scratch.params)),
+                None => {
+                    // SAFETY: compiled code stored params `0..n` before evaluating this one.
+                    unsafe { materialize(self.tables, self.scratch, *n, None) };
+                    interp::eval(expr, &self.activation(&self.scratch.params))
+                }
             },
             OpKind::Scalar(..) | OpKind::ScalarNeg(_) => Err(internal("scalar op on boxed values")),
         }
@@ -459,34 +468,6 @@ pub(crate) extern "C" fn jit_box(ctx: *mut Ctx, class: u64, lo: u64, hi: u64) ->
     boxed
 }
 
-/// Stores param `idx`'s value (or error) for `eval`.
-pub(crate) extern "C" fn jit_store_param(
-    ctx: *mut Ctx,
-    idx: u64,
-    class: u64,
-    lo: u64,
-    hi: u64,
-    err: *const EvalError,
-) {
-    // SAFETY: called by compiled code with its own context; `err` is null or a live error and
-    // boxed values are live.
-    unsafe {
-        with_env(ctx, |env| {
-            let value = match err.as_ref() {
-                Some(e) => Err(e.clone()),
-                None => value_of(Class::from_code(class), lo, hi),
-            };
-            let params = &mut env.scratch.params;
-            let idx = idx as usize;
-            if params.len() <= idx {
-                params.resize_with(idx + 1, || Ok(Value::Null));
-            }
-            params[idx] = value;
-            std::ptr::null()
-        });
-    }
-}
-
 /// What a boxed value is to `&&`, `||` and `?:`: 0 false, 1 true, 2 not a bool.
 pub(crate) extern "C" fn jit_truth(boxed: *const Boxed) -> u8 {
     // SAFETY: compiled code passes a live boxed value.
@@ -516,12 +497,11 @@ pub(crate) extern "C" fn jit_bytes_eq(a: *const u8, a_len: u64, b: *const u8, b_
 }
 
 /// The helpers' symbol names and addresses, registered with the JIT builder.
-pub(crate) fn symbols() -> [(&'static str, *const u8); 6] {
+pub(crate) fn symbols() -> [(&'static str, *const u8); 5] {
     [
         ("sentinel_jit_generic", jit_generic as *const u8),
         ("sentinel_jit_scalar", jit_scalar as *const u8),
         ("sentinel_jit_box", jit_box as *const u8),
-        ("sentinel_jit_store_param", jit_store_param as *const u8),
         ("sentinel_jit_truth", jit_truth as *const u8),
         ("sentinel_jit_bytes_eq", jit_bytes_eq as *const u8),
     ]
@@ -534,4 +514,33 @@ pub(crate) fn symbols() -> [(&'static str, *const u8); 6] {
 pub(crate) unsafe fn result_value(class: Class, out: [u64; 2]) -> EvalResult {
     // SAFETY: forwarded from the caller.
     unsafe { value_of(class, out[0], out[1]) }
+}
+
+/// Turns the param buffer's first `n` entries into `scratch.params` (entries for params the
+/// function does not compute become null), then `failed`'s error if a param failed.
+///
+/// # Safety
+/// Compiled code has stored the first `n` computed params in `scratch.bits`, and their boxed
+/// values are live.
+pub(crate) unsafe fn materialize(
+    tables: &Tables,
+    scratch: &mut Scratch,
+    n: usize,
+    failed: Option<EvalError>,
+) {
+    scratch.params.clear();
+    for i in 0..n {
+        let value = match (
+            tables.param_classes.get(i).copied().flatten(),
+            scratch.bits.get(i),
+        ) {
+            // SAFETY: forwarded from the caller.
+            (Some(class), Some(bits)) => unsafe { value_of(class, bits[0], bits[1]) },
+            _ => Ok(Value::Null),
+        };
+        scratch.params.push(value);
+    }
+    if let Some(e) = failed {
+        scratch.params.push(Err(e));
+    }
 }

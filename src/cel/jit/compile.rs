@@ -4,7 +4,7 @@
 //! Takes typed trees; gives a finalized function in its own [`JITModule`], the tables it refers
 //! to, what it reads of a resource, and per param whether it runs natively. A param that cannot
 //! be lowered (or is too large) runs whole in the interpreter from inside the native function,
-//! which then stores every param's value so that the interpreter sees the earlier ones.
+//! which reads the earlier params back from the param buffer every function fills.
 //!
 //! Invariant: a [`Built`] function's entry has the signature `extern "C" fn(*mut Ctx) -> u32`
 //! and returns one of the `RET_*` codes.
@@ -14,7 +14,7 @@ use super::abi::{self, Class, Ctx, OpKind, Tables};
 use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal};
 use super::row::Needs;
 use crate::cel::typed::{TExpr, TExprKind};
-use cranelift::codegen::ir::{self, BlockArg, UserFuncName};
+use cranelift::codegen::ir::UserFuncName;
 use cranelift::codegen::{isa::OwnedTargetIsa, settings};
 use cranelift::prelude::{
     AbiParam, Configurable, FunctionBuilder, FunctionBuilderContext, InstBuilder, MemFlagsData,
@@ -103,7 +103,6 @@ pub(crate) struct Built {
     pub needs: Needs,
     /// Per param, then the result.
     pub nativeness: Vec<Nativeness>,
-    pub store_required: bool,
     pub listing: Option<Listing>,
 }
 
@@ -228,7 +227,10 @@ fn attempt(
     ctx.func.name = UserFuncName::user(0, func_id.as_u32());
     ctx.set_disasm(opts.listing);
     let mut fctx = FunctionBuilderContext::new();
-    let mut tables = Tables::default();
+    let mut tables = Tables {
+        param_classes: vec![None; unit.params.len()],
+        ..Tables::default()
+    };
     let mut needs = Needs::default();
     let mut nativeness = Vec::with_capacity(unit.params.len() + 1);
     {
@@ -277,7 +279,6 @@ fn attempt(
         let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
         l.b.ins().return_(&[code]);
         l.b.switch_to_block(first);
-        let store = fallback.iter().any(Option::is_some);
         for (i, p) in unit.params.iter().enumerate() {
             let Some(p) = p else { continue };
             lower_param(&mut l, i, p, fallback[i].as_deref());
@@ -294,7 +295,6 @@ fn attempt(
         nativeness.push(report(&mut l, fallback[n].as_deref()));
         let Lower { b, .. } = l;
         b.finalize(module.target_config());
-        let _ = store;
     }
     module
         .define_function(func_id, &mut ctx)
@@ -322,7 +322,6 @@ fn attempt(
         tables,
         needs,
         nativeness,
-        store_required: fallback.iter().any(Option::is_some),
         listing,
     })))
 }
@@ -336,57 +335,39 @@ fn report(l: &mut Lower<'_, '_>, fallback: Option<&str>) -> Nativeness {
     }
 }
 
-/// Lowers an expression, or has the interpreter evaluate it whole.
-fn lower_or_interpret(l: &mut Lower<'_, '_>, e: &TExpr, fallback: Option<&str>) -> Lowered {
+/// Lowers an expression, or has the interpreter evaluate it whole (after `n` params).
+fn lower_or_interpret(
+    l: &mut Lower<'_, '_>,
+    e: &TExpr,
+    n: usize,
+    fallback: Option<&str>,
+) -> Lowered {
     match fallback {
-        Some(_) => l.generic_raw(OpKind::Interp(e.clone()), Class::of(&e.ty), &[]),
+        Some(_) => l.generic_raw(OpKind::Interp(e.clone(), n), Class::of(&e.ty), &[]),
         None => l.lower(e),
     }
 }
 
-/// Stores a value (or error) for `eval` when the caller asked for param values.
-fn store_param(l: &mut Lower<'_, '_>, i: usize, value: Option<Lowered>, err: ir::Value) {
-    let flag = l.b.ins().load(
-        types::I64,
-        MemFlagsData::trusted(),
-        l.ctx,
-        offset_of!(Ctx, store_params) as i32,
-    );
-    let store = l.b.create_block();
-    let done = l.b.create_block();
-    l.b.ins().brif(flag, store, &[], done, &[]);
-    // The flag test is the only way into `store`.
-    l.b.seal_block(store);
-    l.b.switch_to_block(store);
-    let (class, lo, hi) = match value {
-        Some(v) => {
-            let (lo, hi) = l.split(v);
-            (v.class, lo, hi)
-        }
-        None => {
-            let z = l.b.ins().iconst(types::I64, 0);
-            (Class::Boxed, z, z)
-        }
-    };
-    let idx = l.b.ins().iconst(types::I64, i as i64);
-    let class = l.b.ins().iconst(types::I64, class as i64);
-    let ctx = l.ctx;
-    l.call(Helper::StoreParam, &[ctx, idx, class, lo, hi, err]);
-    l.b.ins().jump(done, &[]);
-    // Both the test and the store have jumped to `done`.
-    l.b.seal_block(done);
-    l.b.switch_to_block(done);
-}
-
-/// Param `i`: evaluated in order; its failure ends the function (the first failing param
-/// decides).
+/// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
+/// (the first failing param decides).
 fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
-    let v = lower_or_interpret(l, p, fallback);
-    let null = l.b.ins().iconst(l.ptr, 0);
-    store_param(l, i, Some(v), null);
+    let v = lower_or_interpret(l, p, i, fallback);
+    l.tables.param_classes[i] = Some(v.class);
+    let buf = l.b.ins().load(
+        l.ptr,
+        MemFlagsData::trusted(),
+        l.ctx,
+        offset_of!(Ctx, params) as i32,
+    );
+    let bits = match v.class {
+        Class::Bool => l.b.ins().uextend(types::I64, v.v),
+        _ => v.v,
+    };
+    l.b.ins()
+        .store(MemFlagsData::trusted(), bits, buf, (i * 16) as i32);
     let ty = l.cl_type(v.class);
     let var = l.b.declare_var(ty);
     l.b.def_var(var, v.v);
@@ -411,7 +392,6 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     let idx = l.b.ins().iconst(types::I64, i as i64);
     l.b.ins()
         .store(flags, idx, l.ctx, offset_of!(Ctx, failed) as i32);
-    store_param(l, i, None, err);
     let code = l.b.ins().iconst(types::I32, i64::from(RET_PARAM_FAILED));
     l.b.ins().return_(&[code]);
 
@@ -425,7 +405,7 @@ fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) 
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
-    let v = lower_or_interpret(l, unit.result, fallback);
+    let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback);
     let flags = MemFlagsData::trusted();
     let out = offset_of!(Ctx, out) as i32;
     let code = match (unit.result_kind, v.class) {
@@ -450,5 +430,4 @@ fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) 
         .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
     let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
     l.b.ins().return_(&[code]);
-    let _ = BlockArg::from(code);
 }

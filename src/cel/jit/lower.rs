@@ -14,7 +14,7 @@
 //! anything boxed) goes to a helper that calls those functions.
 
 use super::abi::{Boxed, Class, Ctx, Op, OpKind, Tables};
-use super::row::{Needs, Row};
+use super::row::{FieldKey, Needs, Slot};
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::value::Value;
 use cranelift::codegen::ir::{self, BlockArg, FuncRef, StackSlot};
@@ -33,17 +33,15 @@ pub(crate) enum Helper {
     Generic,
     Scalar,
     Box,
-    StoreParam,
     Truth,
     BytesEq,
 }
 
 impl Helper {
-    pub(crate) const ALL: [Helper; 6] = [
+    pub(crate) const ALL: [Helper; 5] = [
         Helper::Generic,
         Helper::Scalar,
         Helper::Box,
-        Helper::StoreParam,
         Helper::Truth,
         Helper::BytesEq,
     ];
@@ -54,7 +52,6 @@ impl Helper {
             Helper::Generic => "sentinel_jit_generic",
             Helper::Scalar => "sentinel_jit_scalar",
             Helper::Box => "sentinel_jit_box",
-            Helper::StoreParam => "sentinel_jit_store_param",
             Helper::Truth => "sentinel_jit_truth",
             Helper::BytesEq => "sentinel_jit_bytes_eq",
         }
@@ -79,10 +76,6 @@ impl Helper {
                 Some(ptr),
             ),
             Helper::Box => (&[ptr, types::I64, types::I64, types::I64], Some(ptr)),
-            Helper::StoreParam => (
-                &[ptr, types::I64, types::I64, types::I64, types::I64, ptr],
-                None,
-            ),
             Helper::Truth => (&[ptr], Some(types::I8)),
             Helper::BytesEq => (&[ptr, types::I64, ptr, types::I64], Some(types::I8)),
         };
@@ -94,18 +87,16 @@ impl Helper {
 
 /// Where a value came from, when that lets a later operation read the prepared row instead of
 /// computing: `timestamp(ref_time)` reads the pre-parsed time of the condition field `ref_time`
-/// holds.
+/// holds, and `ref_time != ""` its length from the slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
     None,
     /// `resource` (decision programs).
     Resource,
-    /// A string field of the resource, by `RESOURCE_STRS` index.
-    ResourceField(usize),
-    /// `condition("<constant>")`, by slot.
+    /// `condition("<constant>")`, by condition index.
     Cond(usize),
-    /// A string field of a constant condition: (slot, `CONDITION_STRS` index).
-    CondField(usize, usize),
+    /// A string field held in a slot (`ResourceStr` or `CondStr`).
+    Str(FieldKey),
 }
 
 /// A lowered expression: its native value, how it is held, and where it came from.
@@ -151,7 +142,7 @@ pub(crate) struct Lower<'a, 'm> {
     pub ptr: Type,
     /// The `*mut Ctx` argument.
     pub ctx: ir::Value,
-    /// The `*const Row` (decision programs).
+    /// The prepared row: `*const Slot` (decision programs).
     pub row: Option<ir::Value>,
     /// 16 bytes where helpers write results.
     pub out: StackSlot,
@@ -278,10 +269,8 @@ impl Lower<'_, '_> {
         match (self.mode, var) {
             (Mode::Decision, Var::Resource) => {
                 let row = self.row_ptr();
-                let v = self
-                    .b
-                    .ins()
-                    .iadd_imm_s(row, offset_of!(Row, resource) as i64);
+                let offset = self.slot_offset(FieldKey::Resource) + offset_of!(Slot, boxed) as i32;
+                let v = self.b.ins().load(self.ptr, row_flags(), row, offset);
                 Lowered {
                     v,
                     class: Class::Boxed,
@@ -313,7 +302,7 @@ impl Lower<'_, '_> {
                 self.dummy(class)
             }
             // Everything else is bound by the interpreter's activation.
-            _ => self.generic(OpKind::Interp(e.clone()), class, &[]),
+            _ => self.generic(OpKind::Interp(e.clone(), 0), class, &[]),
         }
     }
 

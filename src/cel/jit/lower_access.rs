@@ -12,124 +12,71 @@
 use super::abi::{Class, OpKind};
 use super::lower::{Lower, Lowered, Mode, Origin, pair_flags, row_flags};
 use super::lower_ops::placeholder;
-use super::row::{
-    CONDITION_STRS, CondRow, IntField, RESOURCE_STRS, Row, StrField, TimeField,
-    condition_time_index, resource_time_index,
-};
+use super::row::{CONDITION_STRS, FieldKey, RESOURCE_STRS, SLOT_SIZE, Slot, is_time_field};
 use super::shell;
 use crate::cel::typed::{Builtin, TExpr, TExprKind};
-use crate::cel::types::Type;
 use crate::cel::value::Value;
 use cranelift::codegen::ir;
 use cranelift::prelude::{InstBuilder, types};
-use std::mem::{offset_of, size_of};
+use std::mem::offset_of;
 use std::sync::Arc;
 
 impl Lower<'_, '_> {
     pub(crate) fn lower_select(&mut self, target: &TExpr, field: &str, e: &TExpr) -> Lowered {
         let lt = self.lower(target);
         let class = Class::of(&e.ty);
-        match lt.origin {
-            Origin::Resource if field == "generation" => {
-                let row = self.row_ptr();
-                self.int_field(row, offset_of!(Row, generation) as i32)
+        let key = match lt.origin {
+            Origin::Resource if field == "generation" => Some(FieldKey::Generation),
+            Origin::Resource => RESOURCE_STRS
+                .iter()
+                .position(|f| *f == field)
+                .map(FieldKey::ResourceStr),
+            Origin::Cond(c) if field == "observed_generation" => Some(FieldKey::CondGeneration(c)),
+            Origin::Cond(c) => CONDITION_STRS
+                .iter()
+                .position(|f| *f == field)
+                .map(|i| FieldKey::CondStr(c, i)),
+            _ => None,
+        };
+        match key {
+            Some(key @ (FieldKey::Generation | FieldKey::CondGeneration(_))) => {
+                let v = self.read_slot(key, types::I64, 0);
+                Lowered::new(v, Class::Int)
             }
-            Origin::Resource => match RESOURCE_STRS.iter().position(|f| *f == field) {
-                Some(i) => {
-                    self.needs.strs[i] = true;
-                    let row = self.row_ptr();
-                    let offset = offset_of!(Row, strs) + i * size_of::<StrField>();
-                    let v = self.str_field(row, offset as i32);
-                    Lowered {
-                        v,
-                        class: Class::Boxed,
-                        origin: Origin::ResourceField(i),
-                    }
+            Some(key) => {
+                let v = self.read_slot(key, self.ptr, offset_of!(Slot, boxed));
+                Lowered {
+                    v,
+                    class: Class::Boxed,
+                    origin: Origin::Str(key),
                 }
-                None => self.generic(OpKind::Select(Arc::from(field)), class, &[lt]),
-            },
-            Origin::Cond(k) if field == "observed_generation" => {
-                let base = self.cond_ptr(k);
-                self.int_field(base, offset_of!(CondRow, observed_generation) as i32)
             }
-            Origin::Cond(k) => match CONDITION_STRS.iter().position(|f| *f == field) {
-                Some(i) => {
-                    self.needs.conds[k].strs[i] = true;
-                    let base = self.cond_ptr(k);
-                    let offset = offset_of!(CondRow, strs) + i * size_of::<StrField>();
-                    let v = self.str_field(base, offset as i32);
-                    Lowered {
-                        v,
-                        class: Class::Boxed,
-                        origin: Origin::CondField(k, i),
-                    }
-                }
-                None => self.generic(OpKind::Select(Arc::from(field)), class, &[lt]),
-            },
-            _ => self.generic(OpKind::Select(Arc::from(field)), class, &[lt]),
+            None => self.generic(OpKind::Select(Arc::from(field)), class, &[lt]),
         }
     }
 
-    /// The address of constant condition `k`'s row.
-    fn cond_ptr(&mut self, k: usize) -> ir::Value {
+    /// The offset of `key`'s slot in the row.
+    pub(crate) fn slot_offset(&mut self, key: FieldKey) -> i32 {
+        (self.needs.slot(key) * SLOT_SIZE) as i32
+    }
+
+    /// Reads a slot: fails with its error, else loads `ty` at `field` within it.
+    pub(crate) fn read_slot(&mut self, key: FieldKey, ty: ir::Type, field: usize) -> ir::Value {
         let row = self.row_ptr();
-        let conds = self
-            .b
-            .ins()
-            .load(self.ptr, row_flags(), row, offset_of!(Row, conds) as i32);
-        self.b
-            .ins()
-            .iadd_imm_s(conds, (k * size_of::<CondRow>()) as i64)
-    }
-
-    /// An int field at `base + offset`: fails with its error, else its value.
-    fn int_field(&mut self, base: ir::Value, offset: i32) -> Lowered {
+        let base = self.slot_offset(key);
         let err = self.b.ins().load(
             self.ptr,
             row_flags(),
-            base,
-            offset + offset_of!(IntField, err) as i32,
+            row,
+            base + offset_of!(Slot, err) as i32,
         );
         self.fail_if(err);
-        let v = self.b.ins().load(
-            types::I64,
-            row_flags(),
-            base,
-            offset + offset_of!(IntField, value) as i32,
-        );
-        Lowered::new(v, Class::Int)
-    }
-
-    /// A string field at `base + offset`: fails with its error, else the boxed string's address.
-    fn str_field(&mut self, base: ir::Value, offset: i32) -> ir::Value {
-        let err = self.b.ins().load(
-            self.ptr,
-            row_flags(),
-            base,
-            offset + offset_of!(StrField, err) as i32,
-        );
-        self.fail_if(err);
-        self.b
-            .ins()
-            .iadd_imm_s(base, i64::from(offset) + offset_of!(StrField, boxed) as i64)
-    }
-
-    /// A parsed time field at `base + offset`: fails with the parse error, else the nanoseconds.
-    fn time_field(&mut self, base: ir::Value, offset: i32) -> Lowered {
-        let err = self.b.ins().load(
-            self.ptr,
-            row_flags(),
-            base,
-            offset + offset_of!(TimeField, err) as i32,
-        );
-        self.fail_if(err);
-        let v = self.b.ins().load(
-            types::I128,
-            pair_flags(),
-            base,
-            offset + offset_of!(TimeField, nanos) as i32,
-        );
-        Lowered::new(v, Class::Timestamp)
+        let flags = if ty == types::I128 {
+            pair_flags()
+        } else {
+            row_flags()
+        };
+        self.b.ins().load(ty, flags, row, base + field as i32)
     }
 
     pub(crate) fn lower_has(&mut self, target: &TExpr, field: &str) -> Lowered {
@@ -174,48 +121,30 @@ impl Lower<'_, '_> {
         self.generic(OpKind::Call(f), class, &lowered)
     }
 
-    /// `condition("<name>")`: the condition's row (the resource's conditions error, if any).
+    /// `condition("<name>")`: the condition's slot (the resource's conditions error, if any).
     fn constant_condition(&mut self, name: &str) -> Lowered {
-        let k = self.needs.cond_slot(name);
-        let row = self.row_ptr();
-        let err = self.b.ins().load(
-            self.ptr,
-            row_flags(),
-            row,
-            offset_of!(Row, conditions_err) as i32,
-        );
-        self.fail_if(err);
-        let base = self.cond_ptr(k);
-        let v = self
-            .b
-            .ins()
-            .iadd_imm_s(base, offset_of!(CondRow, cond) as i64);
+        let c = self.needs.cond(name);
+        let v = self.read_slot(FieldKey::Cond(c), self.ptr, offset_of!(Slot, boxed));
         Lowered {
             v,
             class: Class::Boxed,
-            origin: Origin::Cond(k),
+            origin: Origin::Cond(c),
         }
     }
 
     /// `timestamp(x)` where `x` is a time field of the row: its pre-parsed value.
     fn parsed_time(&mut self, origin: Origin) -> Option<Lowered> {
-        match origin {
-            Origin::ResourceField(i) => {
-                let t = resource_time_index(i)?;
-                self.needs.times[t] = true;
-                let row = self.row_ptr();
-                let offset = offset_of!(Row, times) + t * size_of::<TimeField>();
-                Some(self.time_field(row, offset as i32))
+        let key = match origin {
+            Origin::Str(FieldKey::ResourceStr(i)) if is_time_field(RESOURCE_STRS[i]) => {
+                FieldKey::ResourceTime(i)
             }
-            Origin::CondField(k, i) => {
-                let t = condition_time_index(i)?;
-                self.needs.conds[k].times[t] = true;
-                let base = self.cond_ptr(k);
-                let offset = offset_of!(CondRow, times) + t * size_of::<TimeField>();
-                Some(self.time_field(base, offset as i32))
+            Origin::Str(FieldKey::CondStr(c, i)) if is_time_field(CONDITION_STRS[i]) => {
+                FieldKey::CondTime(c, i)
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        let v = self.read_slot(key, types::I128, offset_of!(Slot, w));
+        Some(Lowered::new(v, Class::Timestamp))
     }
 
     pub(crate) fn lower_matches(
@@ -287,10 +216,4 @@ impl Lower<'_, '_> {
 
 fn span_text(e: &TExpr) -> String {
     format!("{}..{}", e.span.start, e.span.end)
-}
-
-/// Whether a type is a scalar class (not boxed).
-#[allow(dead_code)]
-fn is_scalar(ty: &Type) -> bool {
-    Class::of(ty) != Class::Boxed
 }

@@ -7,13 +7,15 @@
 //! so compiled code never traps.
 
 use super::abi::{Class, OpKind};
-use super::lower::{Helper, Lower, Lowered, bytes_flags};
+use super::lower::{Helper, Lower, Lowered, Origin, bytes_flags, row_flags};
+use super::row::Slot;
 use crate::cel::ast::BinaryOp;
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::types::Type;
 use crate::cel::value::Value;
 use cranelift::codegen::ir::{self, BlockArg};
 use cranelift::prelude::{FloatCC, InstBuilder, IntCC, types};
+use std::mem::offset_of;
 
 impl Lower<'_, '_> {
     pub(crate) fn lower_not(&mut self, a: &TExpr, e: &TExpr) -> Lowered {
@@ -65,6 +67,9 @@ impl Lower<'_, '_> {
             (Class::Int, Class::Int) => self.int_binary(op, la, lb, class, true),
             (Class::Uint, Class::Uint) => self.int_binary(op, la, lb, class, false),
             (Class::Double, Class::Double) => self.double_binary(op, la, lb, class),
+            (Class::Timestamp, Class::Timestamp) if op == BinaryOp::Sub => {
+                self.timestamp_diff(la, lb)
+            }
             (Class::Bool, Class::Bool)
             | (Class::Timestamp, Class::Timestamp)
             | (Class::Duration, Class::Duration)
@@ -131,6 +136,26 @@ impl Lower<'_, '_> {
         self.guarded(overflow, class, move |_| v, (slow, la, Some(lb)))
     }
 
+    /// `timestamp - timestamp`. Within ±9e18 ns the result is exactly the difference of the
+    /// nanoseconds (then `time::ts_sub_ts`'s intermediate `seconds * 1e9` cannot overflow
+    /// either); beyond that, `time::ts_sub_ts` decides on the slow path.
+    fn timestamp_diff(&mut self, la: Lowered, lb: Lowered) -> ir::Value {
+        const LIMIT: i64 = 9_000_000_000_000_000_000;
+        let diff = self.b.ins().isub(la.v, lb.v);
+        let high = self.i128_const(i128::from(LIMIT));
+        let low = self.i128_const(-i128::from(LIMIT));
+        let above = self.b.ins().icmp(IntCC::SignedGreaterThan, diff, high);
+        let below = self.b.ins().icmp(IntCC::SignedLessThan, diff, low);
+        let outside = self.b.ins().bor(above, below);
+        let slow = OpKind::Scalar(BinaryOp::Sub, Class::Timestamp, Class::Timestamp);
+        self.guarded(
+            outside,
+            Class::Duration,
+            move |_| diff,
+            (slow, la, Some(lb)),
+        )
+    }
+
     /// True when a division must not be executed: by zero, or `i64::MIN / -1`.
     fn division_guard(&mut self, a: ir::Value, b: ir::Value, signed: bool) -> ir::Value {
         let zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
@@ -170,10 +195,10 @@ impl Lower<'_, '_> {
             _ => None,
         };
         if let Some(c) = constant(b) {
-            return self.string_eq_const(la.v, c.as_bytes());
+            return self.string_eq_const(la, c.as_bytes());
         }
         if let Some(c) = constant(a) {
-            return self.string_eq_const(lb.v, c.as_bytes());
+            return self.string_eq_const(lb, c.as_bytes());
         }
         let flags = bytes_flags();
         let pa = self.b.ins().load(self.ptr, flags, la.v, 0);
@@ -183,14 +208,33 @@ impl Lower<'_, '_> {
         self.call(Helper::BytesEq, &[pa, na, pb, nb]).unwrap_or(na)
     }
 
-    /// A boxed string (its pointer and length at offsets 0 and 8) equal to constant bytes.
-    fn string_eq_const(&mut self, boxed: ir::Value, c: &[u8]) -> ir::Value {
-        let flags = bytes_flags();
-        let len = self.b.ins().load(types::I64, flags, boxed, 8);
+    /// A string's length, and its first 8 bytes when it sits in a row slot.
+    fn string_len(&mut self, l: Lowered) -> (ir::Value, Option<ir::Value>) {
+        if let Origin::Str(key) = l.origin {
+            let row = self.row_ptr();
+            let base = self.slot_offset(key) + offset_of!(Slot, w) as i32;
+            let len = self.b.ins().load(types::I64, row_flags(), row, base);
+            let prefix = self.b.ins().load(types::I64, row_flags(), row, base + 8);
+            return (len, Some(prefix));
+        }
+        (self.b.ins().load(types::I64, bytes_flags(), l.v, 8), None)
+    }
+
+    /// A string equal to constant bytes: from the row slot's length and prefix alone for up to
+    /// 8 bytes, else the length and then the bytes.
+    fn string_eq_const(&mut self, l: Lowered, c: &[u8]) -> ir::Value {
+        let (len, prefix) = self.string_len(l);
         if c.is_empty() {
             return self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
         }
         let same_len = self.b.ins().icmp_imm_s(IntCC::Equal, len, c.len() as i64);
+        if let (Some(prefix), true) = (prefix, c.len() <= 8) {
+            let mut bytes = [0u8; 8];
+            bytes[..c.len()].copy_from_slice(c);
+            let expected = u64::from_le_bytes(bytes) as i64;
+            let same = self.b.ins().icmp_imm_s(IntCC::Equal, prefix, expected);
+            return self.b.ins().band(same_len, same);
+        }
         let compare = self.b.create_block();
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I8);
@@ -201,7 +245,7 @@ impl Lower<'_, '_> {
         // The length test is the only way into `compare`.
         self.b.seal_block(compare);
         self.b.switch_to_block(compare);
-        let p = self.b.ins().load(self.ptr, flags, boxed, 0);
+        let p = self.b.ins().load(self.ptr, bytes_flags(), l.v, 0);
         let eq = self.bytes_eq_const(p, c);
         self.b.ins().jump(done, &[BlockArg::from(eq)]);
         // Both the length test and the byte comparison have jumped to `done`.

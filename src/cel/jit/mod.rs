@@ -95,7 +95,6 @@ impl Drop for Code {
 struct Call<'r> {
     row: Option<&'r Prepared>,
     now: Option<Timestamp>,
-    store_params: bool,
 }
 
 impl Code {
@@ -116,19 +115,24 @@ impl Code {
     /// finalized function of the live module `self` owns, built by `compile::build` with the
     /// signature `extern "C" fn(*mut Ctx) -> u32`; the `Ctx` is built here from references that
     /// outlive the call (the row of a [`Prepared`] filled for this program, checked by the
-    /// caller, and `env`, which the helpers alone dereference); compiled code only reads the row,
-    /// writes the `Ctx` outputs, and never traps (divisions are guarded); helpers catch panics.
+    /// caller; the param buffer, sized here for every param; and `env`, which the helpers alone
+    /// dereference); compiled code only reads the row, writes the `Ctx` outputs and the param
+    /// buffer, and never traps (divisions are guarded); helpers catch panics.
     fn run(&self, call: &Call<'_>, env: &mut CallEnv<'_>) -> (u32, Ctx) {
         let nanos = call.now.map_or(0, Timestamp::nanos);
+        let n = self.tables.param_classes.len();
+        if env.scratch.bits.len() < n {
+            env.scratch.bits.resize(n, [0, 0]);
+        }
         let mut ctx = Ctx {
             now: [nanos as u64, ((nanos as u128) >> 64) as u64],
             row: call
                 .row
-                .map_or(std::ptr::null(), |p| &p.row as *const row::Row as *const u8),
+                .map_or(std::ptr::null(), |p| p.slots.as_ptr() as *const u8),
             error: std::ptr::null(),
             failed: 0,
             out: [0, 0],
-            store_params: u64::from(call.store_params),
+            params: env.scratch.bits.as_mut_ptr(),
             env: env as *mut CallEnv<'_> as *mut u8,
         };
         // SAFETY: see the function's `# Safety` section.
@@ -148,7 +152,6 @@ pub struct JitProgram {
     needs: Needs,
     id: u64,
     nativeness: Vec<Nativeness>,
-    store_required: bool,
     /// How a `RET_VALUE` result is held: boxed for decisions, by class for param slices.
     value_class: Class,
     compile_time: Duration,
@@ -240,7 +243,6 @@ impl JitProgram {
         let built = compile::build(unit, opts)?;
         let needs = built.needs.clone();
         let nativeness = built.nativeness.clone();
-        let store_required = built.store_required;
         let listing = built.listing.clone();
         let code =
             Code::new(&mut Some(built)).ok_or_else(|| JitError::Internal("no code".into()))?;
@@ -249,7 +251,6 @@ impl JitProgram {
             needs,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nativeness,
-            store_required,
             value_class,
             compile_time: start.elapsed(),
             listing,
@@ -280,14 +281,14 @@ impl JitProgram {
     }
 
     /// Decides for a prepared resource at `now` (for a [`JitProgram::compile_param`] slice, the
-    /// param's value is an [`Outcome::Value`]). With `store_params`, `scratch.params()` holds
+    /// param's value is an [`Outcome::Value`]). With `keep_params`, `scratch.params()` holds
     /// every evaluated param's value afterwards (up to and including a failing one).
     pub fn decide(
         &self,
         prepared: &Prepared,
         now: Timestamp,
         scratch: &mut Scratch,
-        store_params: bool,
+        keep_params: bool,
     ) -> Outcome {
         if prepared.program != self.id || prepared.resource.is_none() {
             return Outcome::ResultFailed(internal("resource prepared for another program"));
@@ -296,7 +297,6 @@ impl JitProgram {
         let call = Call {
             row: Some(prepared),
             now: Some(now),
-            store_params: store_params || self.store_required,
         };
         let mut env = CallEnv {
             tables: &self.code.tables,
@@ -307,13 +307,26 @@ impl JitProgram {
             slots: None,
         };
         let (code, ctx) = self.code.run(&call, &mut env);
+        let outcome = self.outcome(code, &ctx);
+        if keep_params {
+            let (n, failed) = match &outcome {
+                Outcome::ParamFailed(i, e) => (*i, Some(e.clone())),
+                _ => (self.code.tables.param_classes.len(), None),
+            };
+            // SAFETY: compiled code stored every param before `n` (the first `n` succeeded).
+            unsafe { abi::materialize(&self.code.tables, scratch, n, failed) };
+        }
+        outcome
+    }
+
+    fn outcome(&self, code: u32, ctx: &Ctx) -> Outcome {
         match code {
             compile::RET_FALSE => Outcome::Bool(false),
             compile::RET_TRUE => Outcome::Bool(true),
             compile::RET_PARAM_FAILED => {
-                Outcome::ParamFailed(ctx.failed as usize, reported_error(&ctx))
+                Outcome::ParamFailed(ctx.failed as usize, reported_error(ctx))
             }
-            compile::RET_FAILED => Outcome::ResultFailed(reported_error(&ctx)),
+            compile::RET_FAILED => Outcome::ResultFailed(reported_error(ctx)),
             _ => {
                 // SAFETY: a boxed result lives in the scratch arena until the next call.
                 match unsafe { abi::result_value(self.value_class, ctx.out) } {
@@ -415,7 +428,6 @@ impl JitExpr {
         let call = Call {
             row: None,
             now: act.now,
-            store_params: false,
         };
         let mut env = CallEnv {
             tables: &self.code.tables,

@@ -1,6 +1,7 @@
-//! The prepared resource: one [`Resource`] laid out for plain loads by the compiled code of one
-//! program: `generation`, the string fields, and for each constant name the rules pass to
-//! `condition("…")` that condition's fields, with the time fields the rules parse already parsed.
+//! The prepared resource: one [`Resource`] laid out for the compiled code of one program as an
+//! array of 32-byte [`Slot`]s, one per field the program reads, read with plain loads:
+//! `resource`, `resource.generation`, its string fields, `condition("<constant>")` and that
+//! condition's fields, and the time fields the rules pass to `timestamp(…)`, already parsed.
 //!
 //! Invariant: a [`Prepared`] is filled once per resource (at decode), by the resource's own
 //! accessors ([`Resource::condition`]) and the one timestamp parser ([`parse_timestamp`]), so a
@@ -12,12 +13,11 @@ use crate::cel::value::{EvalError, Value};
 use crate::resource::{Condition, Field, Resource};
 use std::sync::Arc;
 
-/// The resource fields read as strings by plain loads, in [`Row::strs`] order.
+/// The resource fields read as strings by plain loads.
 pub(crate) const RESOURCE_STRS: [&str; 6] =
     ["id", "kind", "name", "href", "created_time", "updated_time"];
 
-/// The condition fields read as strings, in [`CondRow::strs`] order (all but
-/// `observed_generation`).
+/// The condition fields read as strings by plain loads (all but `observed_generation`).
 pub(crate) const CONDITION_STRS: [&str; 7] = [
     "type",
     "status",
@@ -28,89 +28,121 @@ pub(crate) const CONDITION_STRS: [&str; 7] = [
     "last_transition_time",
 ];
 
-/// The index among the time fields (`times`) of a string field that holds a time, if any.
-pub(crate) fn resource_time_index(str_idx: usize) -> Option<usize> {
-    str_idx.checked_sub(4).filter(|i| *i < 2)
+/// Whether a string field (by index in its table) holds an RFC 3339 time.
+pub(crate) fn is_time_field(name: &str) -> bool {
+    name.ends_with("_time")
 }
 
-/// As [`resource_time_index`], for condition fields.
-pub(crate) fn condition_time_index(str_idx: usize) -> Option<usize> {
-    str_idx.checked_sub(4).filter(|i| *i < 3)
+/// What one slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum FieldKey {
+    /// `resource`: `boxed`.
+    Resource,
+    /// `resource.generation`: `w[0]`, `err`.
+    Generation,
+    /// A string field of the resource, by [`RESOURCE_STRS`] index: see [`Slot`].
+    ResourceStr(usize),
+    /// That field parsed as a timestamp: `w` nanoseconds, `err`.
+    ResourceTime(usize),
+    /// `condition(<name #c>)`: `boxed`, `err` (the resource's conditions error).
+    Cond(usize),
+    /// A string field of constant condition `c`, by [`CONDITION_STRS`] index.
+    CondStr(usize, usize),
+    /// That field parsed as a timestamp.
+    CondTime(usize, usize),
+    /// `observed_generation` of constant condition `c`.
+    CondGeneration(usize),
 }
 
-/// A string field: its boxed value, or its error (non-null).
+/// One field as compiled code reads it. For strings `w[0]` is the length in bytes and `w[1]`
+/// the first 8 bytes (zero-padded), so comparing with a short constant needs no pointer chase;
+/// `boxed` is the value for helpers. `err` is non-null when reading the field fails.
 #[repr(C)]
-pub(crate) struct StrField {
-    pub boxed: Boxed,
+pub(crate) struct Slot {
+    pub w: [u64; 2],
     pub err: *const EvalError,
+    pub boxed: *const Boxed,
 }
 
-/// An int field.
-#[repr(C)]
-pub(crate) struct IntField {
-    pub value: i64,
-    pub err: *const EvalError,
-}
+/// The size of a slot: compiled code addresses slot `i` at `row + i * SLOT_SIZE`.
+pub(crate) const SLOT_SIZE: usize = std::mem::size_of::<Slot>();
 
-/// A time field parsed with `timestamp(…)`'s parser: nanoseconds (low, high), or the parse error.
-#[repr(C)]
-pub(crate) struct TimeField {
-    pub nanos: [u64; 2],
-    pub err: *const EvalError,
-}
-
-/// One condition selected by a constant name.
-#[repr(C)]
-pub(crate) struct CondRow {
-    pub cond: Boxed,
-    pub strs: [StrField; 7],
-    pub observed_generation: IntField,
-    pub times: [TimeField; 3],
-}
-
-/// The resource as compiled code reads it.
-#[repr(C)]
-pub(crate) struct Row {
-    pub resource: Boxed,
-    pub generation: IntField,
-    pub strs: [StrField; 6],
-    pub times: [TimeField; 2],
-    /// The error of `status.conditions` (then every `condition(…)` fails with it).
-    pub conditions_err: *const EvalError,
-    pub conds: *const CondRow,
-}
-
-/// What a program reads from a resource: filled while lowering, used by [`Prepared::fill`].
+/// What a program reads from a resource: a slot per field, assigned while lowering.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Needs {
-    /// Resource string fields, by [`RESOURCE_STRS`] index.
-    pub strs: [bool; 6],
-    /// Resource time fields to parse.
-    pub times: [bool; 2],
-    /// Constant condition names, each with the fields read.
-    pub conds: Vec<CondNeeds>,
-}
-
-/// What a program reads from one condition.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CondNeeds {
-    pub name: Arc<str>,
-    pub strs: [bool; 7],
-    pub times: [bool; 3],
+    /// The field of each slot.
+    pub slots: Vec<FieldKey>,
+    /// Constant condition names, by index.
+    pub conds: Vec<Arc<str>>,
 }
 
 impl Needs {
-    /// The slot of `condition(name)`, allocating one for a new name.
-    pub(crate) fn cond_slot(&mut self, name: &str) -> usize {
-        if let Some(i) = self.conds.iter().position(|c| &*c.name == name) {
-            return i;
+    /// The slot holding `key`, allocating it on first use.
+    pub(crate) fn slot(&mut self, key: FieldKey) -> usize {
+        match self.slots.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                self.slots.push(key);
+                self.slots.len() - 1
+            }
         }
-        self.conds.push(CondNeeds {
-            name: Arc::from(name),
-            strs: [false; 7],
-            times: [false; 3],
-        });
-        self.conds.len() - 1
+    }
+
+    /// The index of constant condition name `name`.
+    pub(crate) fn cond(&mut self, name: &str) -> usize {
+        match self.conds.iter().position(|c| &**c == name) {
+            Some(i) => i,
+            None => {
+                self.conds.push(Arc::from(name));
+                self.conds.len() - 1
+            }
+        }
+    }
+
+    fn boxes(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    FieldKey::Resource
+                        | FieldKey::ResourceStr(_)
+                        | FieldKey::Cond(_)
+                        | FieldKey::CondStr(..)
+                )
+            })
+            .count()
+    }
+}
+
+/// A resource prepared for one program's compiled code. Reuse one per thread with
+/// [`crate::cel::jit::JitProgram::prepare`] to avoid allocation.
+#[derive(Default)]
+pub struct Prepared {
+    pub(crate) slots: Vec<Slot>,
+    /// The boxed values the slots point to (capacity reserved before filling: never moves).
+    boxes: Vec<Boxed>,
+    /// Parse errors of time fields (boxed: their addresses are in the slots).
+    owned: Vec<Box<EvalError>>,
+    conds: Vec<Field<Arc<Condition>>>,
+    pub(crate) resource: Option<Arc<Resource>>,
+    /// The program it was prepared for (the slots depend on the program).
+    pub(crate) program: u64,
+}
+
+// SAFETY: every raw pointer in the slots points into `resource` (an `Arc` kept alive here), into
+// `conds` (whose `Arc`s keep the conditions alive), into `boxes` or `owned` (heap memory owned
+// here), or into a boxed value's own string; none is written through after `fill`.
+unsafe impl Send for Prepared {}
+// SAFETY: as above; compiled code only reads the slots.
+unsafe impl Sync for Prepared {}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("resource", &self.resource.as_ref().map(|r| &r.id))
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -118,186 +150,152 @@ fn null_err() -> *const EvalError {
     std::ptr::null()
 }
 
-fn str_field(f: &Field<Arc<str>>) -> StrField {
-    match f {
-        Ok(s) => StrField {
-            boxed: Boxed::new(Value::String(s.clone())),
-            err: null_err(),
-        },
-        Err(e) => StrField {
-            boxed: Boxed::new(Value::Null),
-            err: e,
-        },
-    }
-}
-
-fn int_field(f: &Field<i64>) -> IntField {
-    match f {
-        Ok(v) => IntField {
-            value: *v,
-            err: null_err(),
-        },
-        Err(e) => IntField { value: 0, err: e },
-    }
-}
-
-fn empty_str() -> StrField {
-    StrField {
-        boxed: Boxed::new(Value::Null),
+fn empty_slot() -> Slot {
+    Slot {
+        w: [0, 0],
         err: null_err(),
-    }
-}
-
-fn empty_time() -> TimeField {
-    TimeField {
-        nanos: [0, 0],
-        err: null_err(),
-    }
-}
-
-/// A resource prepared for one program's compiled code. Reuse one per thread with
-/// [`crate::cel::jit::JitProgram::prepare`] to avoid allocation.
-pub struct Prepared {
-    pub(crate) row: Row,
-    conds: Vec<CondRow>,
-    /// Parse errors of time fields (boxed: their addresses are in the row).
-    owned: Vec<Box<EvalError>>,
-    pub(crate) resource: Option<Arc<Resource>>,
-    /// The program it was prepared for (its row layout depends on the program's needs).
-    pub(crate) program: u64,
-}
-
-// SAFETY: every raw pointer in the row points into `resource` (an `Arc` kept alive here), into
-// `conds` or `owned` (heap memory owned here), or into a boxed value's own string; none is written
-// through after `fill`.
-unsafe impl Send for Prepared {}
-// SAFETY: as above; compiled code only reads the row.
-unsafe impl Sync for Prepared {}
-
-impl std::fmt::Debug for Prepared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Prepared")
-            .field("resource", &self.resource.as_ref().map(|r| &r.id))
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for Prepared {
-    fn default() -> Self {
-        Prepared {
-            row: Row {
-                resource: Boxed::new(Value::Null),
-                generation: IntField {
-                    value: 0,
-                    err: null_err(),
-                },
-                strs: std::array::from_fn(|_| empty_str()),
-                times: std::array::from_fn(|_| empty_time()),
-                conditions_err: null_err(),
-                conds: std::ptr::null(),
-            },
-            conds: Vec::new(),
-            owned: Vec::new(),
-            resource: None,
-            program: 0,
-        }
+        boxed: std::ptr::null(),
     }
 }
 
 impl Prepared {
-    /// Fills the row from `resource` with what `needs` says the program reads.
+    /// Fills the slots from `resource` for a program that reads `needs`.
     pub(crate) fn fill(&mut self, resource: &Arc<Resource>, needs: &Needs) {
+        self.slots.clear();
+        self.boxes.clear();
         self.owned.clear();
-        let r = &**resource;
-        self.row.resource = Boxed::new(Value::Resource(resource.clone()));
-        self.row.generation = int_field(&r.generation);
-        let strs = [
-            &r.id,
-            &r.kind,
-            &r.name,
-            &r.href,
-            &r.created_time,
-            &r.updated_time,
-        ];
-        for (i, f) in strs.iter().enumerate() {
-            if needs.strs[i] {
-                self.row.strs[i] = str_field(f);
-            }
-        }
-        for (i, f) in [&r.created_time, &r.updated_time].iter().enumerate() {
-            if needs.times[i] {
-                self.row.times[i] = time_field(f, &mut self.owned);
-            }
-        }
-        self.row.conditions_err = match &r.conditions {
-            Ok(_) => null_err(),
-            Err(e) => e,
-        };
         self.conds.clear();
-        for n in &needs.conds {
-            let row = match r.condition(&n.name) {
-                Ok(c) => cond_row(c, n, &mut self.owned),
-                // Unread: `conditions_err` is checked before any condition field.
-                Err(_) => cond_row(Condition::zero(), n, &mut self.owned),
-            };
-            self.conds.push(row);
+        self.boxes.reserve(needs.boxes());
+        let r = &**resource;
+        self.conds
+            .extend(needs.conds.iter().map(|name| r.condition(name)));
+        for key in &needs.slots {
+            let slot = self.slot(r, resource, *key);
+            self.slots.push(slot);
         }
-        self.row.conds = self.conds.as_ptr();
         self.resource = Some(resource.clone());
+    }
+
+    fn boxed(&mut self, v: Value) -> *const Boxed {
+        // Capacity was reserved for every boxed slot, so this push never moves earlier boxes.
+        self.boxes.push(Boxed::new(v));
+        self.boxes.as_ptr().wrapping_add(self.boxes.len() - 1)
+    }
+
+    fn slot(&mut self, r: &Resource, resource: &Arc<Resource>, key: FieldKey) -> Slot {
+        let resource_str = |i: usize| match i {
+            0 => &r.id,
+            1 => &r.kind,
+            2 => &r.name,
+            3 => &r.href,
+            4 => &r.created_time,
+            _ => &r.updated_time,
+        };
+        match key {
+            FieldKey::Resource => Slot {
+                boxed: self.boxed(Value::Resource(resource.clone())),
+                ..empty_slot()
+            },
+            FieldKey::Generation => int_slot(&r.generation),
+            FieldKey::ResourceStr(i) => self.str_slot(resource_str(i)),
+            FieldKey::ResourceTime(i) => time_slot(resource_str(i), &mut self.owned),
+            FieldKey::Cond(c) => match self.conds.get(c).cloned() {
+                Some(Ok(cond)) => Slot {
+                    boxed: self.boxed(Value::Condition(cond)),
+                    ..empty_slot()
+                },
+                Some(Err(_)) => Slot {
+                    err: r.conditions.as_ref().err().map_or(null_err(), |e| e),
+                    ..empty_slot()
+                },
+                None => empty_slot(),
+            },
+            // A condition that failed is never read: its `Cond` slot fails first.
+            FieldKey::CondStr(c, i) => match self.condition(c) {
+                Some(cond) => self.str_slot(condition_str(&cond, i)),
+                None => empty_slot(),
+            },
+            FieldKey::CondTime(c, i) => match self.condition(c) {
+                Some(cond) => time_slot(condition_str(&cond, i), &mut self.owned),
+                None => empty_slot(),
+            },
+            FieldKey::CondGeneration(c) => match self.condition(c) {
+                Some(cond) => int_slot(&cond.observed_generation),
+                None => empty_slot(),
+            },
+        }
+    }
+
+    fn condition(&self, c: usize) -> Option<Arc<Condition>> {
+        self.conds.get(c).and_then(|f| f.as_ref().ok()).cloned()
+    }
+
+    fn str_slot(&mut self, f: &Field<Arc<str>>) -> Slot {
+        match f {
+            Ok(s) => {
+                let mut prefix = [0u8; 8];
+                let n = s.len().min(8);
+                prefix[..n].copy_from_slice(&s.as_bytes()[..n]);
+                Slot {
+                    w: [s.len() as u64, u64::from_le_bytes(prefix)],
+                    err: null_err(),
+                    boxed: self.boxed(Value::String(s.clone())),
+                }
+            }
+            Err(e) => Slot {
+                err: e,
+                ..empty_slot()
+            },
+        }
     }
 }
 
-fn time_field(f: &Field<Arc<str>>, owned: &mut Vec<Box<EvalError>>) -> TimeField {
+fn condition_str(c: &Condition, i: usize) -> &Field<Arc<str>> {
+    match i {
+        0 => &c.ty,
+        1 => &c.status,
+        2 => &c.reason,
+        3 => &c.message,
+        4 => &c.created_time,
+        5 => &c.last_updated_time,
+        _ => &c.last_transition_time,
+    }
+}
+
+fn int_slot(f: &Field<i64>) -> Slot {
+    match f {
+        Ok(v) => Slot {
+            w: [*v as u64, 0],
+            ..empty_slot()
+        },
+        Err(e) => Slot {
+            err: e,
+            ..empty_slot()
+        },
+    }
+}
+
+fn time_slot(f: &Field<Arc<str>>, owned: &mut Vec<Box<EvalError>>) -> Slot {
     // A field that failed to decode is never parsed: reading it fails first.
     let Ok(text) = f else {
-        return empty_time();
+        return empty_slot();
     };
     match parse_timestamp(text) {
         Ok(t) => {
             let n = t.nanos();
-            TimeField {
-                nanos: [n as u64, ((n as u128) >> 64) as u64],
-                err: null_err(),
+            Slot {
+                w: [n as u64, ((n as u128) >> 64) as u64],
+                ..empty_slot()
             }
         }
         Err(e) => {
             let boxed = Box::new(e);
             let err: *const EvalError = &*boxed;
             owned.push(boxed);
-            TimeField { nanos: [0, 0], err }
+            Slot {
+                err,
+                ..empty_slot()
+            }
         }
-    }
-}
-
-fn cond_row(c: Arc<Condition>, needs: &CondNeeds, owned: &mut Vec<Box<EvalError>>) -> CondRow {
-    let fields = [
-        &c.ty,
-        &c.status,
-        &c.reason,
-        &c.message,
-        &c.created_time,
-        &c.last_updated_time,
-        &c.last_transition_time,
-    ];
-    let strs = std::array::from_fn(|i| {
-        if needs.strs[i] {
-            str_field(fields[i])
-        } else {
-            empty_str()
-        }
-    });
-    let times = std::array::from_fn(|i| {
-        if needs.times[i] {
-            time_field(fields[4 + i], owned)
-        } else {
-            empty_time()
-        }
-    });
-    let observed_generation = int_field(&c.observed_generation);
-    CondRow {
-        cond: Boxed::new(Value::Condition(c)),
-        strs,
-        observed_generation,
-        times,
     }
 }
