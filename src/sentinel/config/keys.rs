@@ -169,12 +169,8 @@ pub(super) fn expectation(kind: Kind) -> String {
     }
 }
 
-/// A Go duration string in nanoseconds. Go accepts a bare `0` (with or without a sign) besides
-/// `<number><unit>` sequences.
+/// A Go duration string (`0`, `5s`, `1m30s`, `-1.5h`) in nanoseconds.
 fn parse_go_duration(text: &str) -> Option<i128> {
-    if matches!(text, "0" | "+0" | "-0") {
-        return Some(0);
-    }
     parse_duration(text).ok().map(|d| d.nanos())
 }
 
