@@ -10,8 +10,8 @@
 use clap::Parser;
 use proptest::prelude::*;
 use sentinel::sentinel::config::{
-    Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput, MessageData, config_path, dump,
-    load, load_str,
+    Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
+    MessageData, config_path, dump, load, load_str,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,8 +31,10 @@ fn no_env(_: &str) -> Option<String> {
 }
 
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-    let map: HashMap<String, String> =
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     move |name| map.get(name).cloned()
 }
 
@@ -52,7 +54,9 @@ fn error_text(yaml: &str, flags: &ConfigFlags, env: &dyn Fn(&str) -> Option<Stri
 // ---------------------------------------------------------------------------------------------
 
 fn data_dir(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/config").join(sub)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/config")
+        .join(sub)
 }
 
 fn yaml_cases(sub: &str) -> Vec<PathBuf> {
@@ -75,7 +79,10 @@ fn check_expect(expected: &Path, actual: &str) -> Option<String> {
     }
     let want = std::fs::read_to_string(expected).unwrap_or_default();
     (want != actual).then(|| {
-        format!("{}:\n--- expected\n{want}--- actual\n{actual}", expected.display())
+        format!(
+            "{}:\n--- expected\n{want}--- actual\n{actual}",
+            expected.display()
+        )
     })
 }
 
@@ -84,7 +91,11 @@ fn error_cases() {
     let mut failures = Vec::new();
     for case in yaml_cases("errors") {
         let yaml = std::fs::read_to_string(&case).expect("read case");
-        let name = case.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let name = case
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
         let actual = match load_str(&yaml, &name, &ConfigFlags::default(), &no_env) {
             Ok(config) => format!("unexpectedly valid:\n{}", dump(&config)),
             Err(e) => format!("{e}\n"),
@@ -157,8 +168,8 @@ fn weakly_typed_scalars_like_go() {
         "{MINIMAL}debug_config: \"T\"\nresource_selector:\n  - label: shard\n    value: 1\n\
          log:\n  level: WARNING\n  format: ' Text '\n"
     );
-    let config = load_yaml(&yaml.replace("base_url:", "page_size: \"50\"\n    base_url:"))
-        .expect("loads");
+    let config =
+        load_yaml(&yaml.replace("base_url:", "page_size: \"50\"\n    base_url:")).expect("loads");
     assert!(config.debug_config);
     assert_eq!(config.resource_selector[0].value, "1");
     assert_eq!(config.clients.hyperfleet_api.page_size, 50);
@@ -168,9 +179,12 @@ fn weakly_typed_scalars_like_go() {
 
 #[test]
 fn base_url_trailing_slashes_are_trimmed() {
-    let config = load_yaml(&MINIMAL.replace("http://api:8000", "https://api:8000/prefix//"))
-        .expect("loads");
-    assert_eq!(config.clients.hyperfleet_api.base_url, "https://api:8000/prefix");
+    let config =
+        load_yaml(&MINIMAL.replace("http://api:8000", "https://api:8000/prefix//")).expect("loads");
+    assert_eq!(
+        config.clients.hyperfleet_api.base_url,
+        "https://api:8000/prefix"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,16 +411,50 @@ fn precedence_flag_env_file_default_for_every_setting() {
         let none = layered(row, false, None, false);
         match row.default {
             Some(default) => assert_eq!(none, default, "{}: default", row.path),
-            None => assert!(none.contains(&format!("{}: required", row.path)), "{}: {none}", row.path),
+            None => assert!(
+                none.contains(&format!("{}: required", row.path)),
+                "{}: {none}",
+                row.path
+            ),
         }
         assert_eq!(layered(row, true, None, false), file, "{}: file", row.path);
-        assert_eq!(layered(row, true, Some(env), false), env, "{}: env over file", row.path);
-        assert_eq!(layered(row, false, Some(env), false), env, "{}: env alone", row.path);
-        assert_eq!(layered(row, true, Some(""), false), file, "{}: empty env ignored", row.path);
+        assert_eq!(
+            layered(row, true, Some(env), false),
+            env,
+            "{}: env over file",
+            row.path
+        );
+        assert_eq!(
+            layered(row, false, Some(env), false),
+            env,
+            "{}: env alone",
+            row.path
+        );
+        assert_eq!(
+            layered(row, true, Some(""), false),
+            file,
+            "{}: empty env ignored",
+            row.path
+        );
         if row.set_flag.is_some() {
-            assert_eq!(layered(row, true, Some(env), true), flag, "{}: flag over env", row.path);
-            assert_eq!(layered(row, false, None, true), flag, "{}: flag alone", row.path);
-            assert_eq!(layered(row, true, Some(""), true), flag, "{}: flag over file", row.path);
+            assert_eq!(
+                layered(row, true, Some(env), true),
+                flag,
+                "{}: flag over env",
+                row.path
+            );
+            assert_eq!(
+                layered(row, false, None, true),
+                flag,
+                "{}: flag alone",
+                row.path
+            );
+            assert_eq!(
+                layered(row, true, Some(""), true),
+                flag,
+                "{}: flag over file",
+                row.path
+            );
         }
     }
 }
@@ -419,10 +467,33 @@ fn every_flag_is_a_command_line_flag() {
         flags: ConfigFlags,
     }
     let args = [
-        "sentinel", "-c", "/c.yaml", "-n", "n", "-l", "debug", "-f", "text", "--log-output", "stderr",
-        "--hyperfleet-api-base-url", "http://h", "--hyperfleet-api-version", "v2",
-        "--hyperfleet-api-timeout", "3s", "--hyperfleet-api-page-size", "7", "--broker-topic", "t",
-        "--resource-type", "r", "--poll-interval", "9s", "--debug-config", "--tracing-enabled=false",
+        "sentinel",
+        "-c",
+        "/c.yaml",
+        "-n",
+        "n",
+        "-l",
+        "debug",
+        "-f",
+        "text",
+        "--log-output",
+        "stderr",
+        "--hyperfleet-api-base-url",
+        "http://h",
+        "--hyperfleet-api-version",
+        "v2",
+        "--hyperfleet-api-timeout",
+        "3s",
+        "--hyperfleet-api-page-size",
+        "7",
+        "--broker-topic",
+        "t",
+        "--resource-type",
+        "r",
+        "--poll-interval",
+        "9s",
+        "--debug-config",
+        "--tracing-enabled=false",
     ];
     let flags = Cli::try_parse_from(args).expect("parses").flags;
     let want = ConfigFlags {
@@ -444,7 +515,9 @@ fn every_flag_is_a_command_line_flag() {
     assert_eq!(flags, want);
     let none = Cli::try_parse_from(["sentinel"]).expect("parses").flags;
     assert_eq!(none, ConfigFlags::default());
-    let go_bool = Cli::try_parse_from(["sentinel", "--debug-config=T"]).expect("parses").flags;
+    let go_bool = Cli::try_parse_from(["sentinel", "--debug-config=T"])
+        .expect("parses")
+        .flags;
     assert_eq!(go_bool.debug_config, Some(true));
     assert!(Cli::try_parse_from(["sentinel", "--debug-config=yes"]).is_err());
     // Like pflag, a bare boolean flag does not consume the next argument.
@@ -453,7 +526,13 @@ fn every_flag_is_a_command_line_flag() {
 
 #[test]
 fn env_booleans_follow_go_parse_bool() {
-    for (text, want) in [("1", true), ("t", true), ("TRUE", true), ("True", true), ("0", false)] {
+    for (text, want) in [
+        ("1", true),
+        ("t", true),
+        ("TRUE", true),
+        ("True", true),
+        ("0", false),
+    ] {
         let env = env_of(&[("HYPERFLEET_DEBUG_CONFIG", text)]);
         let config = load_str(MINIMAL, "c.yaml", &ConfigFlags::default(), &env).expect("loads");
         assert_eq!(config.debug_config, want, "{text}");
@@ -468,8 +547,10 @@ fn bad_env_and_flag_values_name_their_source() {
         "invalid value \"soon\" for HYPERFLEET_POLL_INTERVAL: expected a duration such as \"5s\", \
          \"1m30s\" or \"300ms\""
     );
-    let flags =
-        ConfigFlags { hyperfleet_api_page_size: Some("many".into()), ..ConfigFlags::default() };
+    let flags = ConfigFlags {
+        hyperfleet_api_page_size: Some("many".into()),
+        ..ConfigFlags::default()
+    };
     assert_eq!(
         error_text(MINIMAL, &flags, &no_env),
         "invalid value \"many\" for --hyperfleet-api-page-size: expected an integer"
@@ -482,14 +563,23 @@ fn bad_env_and_flag_values_name_their_source() {
     );
     // A bad env var hidden by a flag is never read.
     let env = env_of(&[("HYPERFLEET_POLL_INTERVAL", "soon")]);
-    let flags = ConfigFlags { poll_interval: Some("2s".into()), ..ConfigFlags::default() };
+    let flags = ConfigFlags {
+        poll_interval: Some("2s".into()),
+        ..ConfigFlags::default()
+    };
     assert!(load_str(MINIMAL, "c.yaml", &flags, &env).is_ok());
 }
 
 #[test]
 fn out_of_range_overrides_name_their_source() {
-    let env = env_of(&[("HYPERFLEET_API_PAGE_SIZE", "0"), ("HYPERFLEET_LOG_LEVEL", "loud")]);
-    let flags = ConfigFlags { name: Some(String::new()), ..ConfigFlags::default() };
+    let env = env_of(&[
+        ("HYPERFLEET_API_PAGE_SIZE", "0"),
+        ("HYPERFLEET_LOG_LEVEL", "loud"),
+    ]);
+    let flags = ConfigFlags {
+        name: Some(String::new()),
+        ..ConfigFlags::default()
+    };
     assert_eq!(
         error_text(MINIMAL, &flags, &env),
         "config.yaml: sentinel.name: must not be empty (set by --name)\n\
@@ -534,12 +624,29 @@ fn config_file_from_flag_then_env_then_default() {
     std::fs::write(&b, MINIMAL.replace("clusters", "from-env")).expect("write");
     let b_text = b.display().to_string();
     let env = env_of(&[("HYPERFLEET_CONFIG", &b_text)]);
-    let flags = ConfigFlags { config: Some(a.clone()), ..ConfigFlags::default() };
-    assert_eq!(load(&flags, &env).expect("flag file").resource_type, "from-flag");
-    assert_eq!(load(&ConfigFlags::default(), &env).expect("env file").resource_type, "from-env");
+    let flags = ConfigFlags {
+        config: Some(a.clone()),
+        ..ConfigFlags::default()
+    };
+    assert_eq!(
+        load(&flags, &env).expect("flag file").resource_type,
+        "from-flag"
+    );
+    assert_eq!(
+        load(&ConfigFlags::default(), &env)
+            .expect("env file")
+            .resource_type,
+        "from-env"
+    );
     let empty = env_of(&[("HYPERFLEET_CONFIG", "")]);
-    assert_eq!(config_path(&ConfigFlags::default(), &empty), PathBuf::from(DEFAULT_CONFIG_FILE));
-    assert_eq!(config_path(&ConfigFlags::default(), &no_env), PathBuf::from(DEFAULT_CONFIG_FILE));
+    assert_eq!(
+        config_path(&ConfigFlags::default(), &empty),
+        PathBuf::from(DEFAULT_CONFIG_FILE)
+    );
+    assert_eq!(
+        config_path(&ConfigFlags::default(), &no_env),
+        PathBuf::from(DEFAULT_CONFIG_FILE)
+    );
     assert_eq!(config_path(&flags, &env), a);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -548,7 +655,10 @@ fn config_file_from_flag_then_env_then_default() {
 fn unreadable_file_is_named() {
     let dir = temp_dir("missing");
     let missing = dir.join("missing.yaml");
-    let flags = ConfigFlags { config: Some(missing.clone()), ..ConfigFlags::default() };
+    let flags = ConfigFlags {
+        config: Some(missing.clone()),
+        ..ConfigFlags::default()
+    };
     let text = load(&flags, &no_env).expect_err("missing file").to_string();
     assert!(
         text.starts_with(&format!("cannot read config file {}: ", missing.display())),
@@ -569,7 +679,12 @@ fn leaf(text: &str) -> MessageData {
 }
 
 fn object(fields: Vec<(&str, MessageData)>) -> MessageData {
-    MessageData::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    MessageData::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 #[test]
@@ -607,7 +722,9 @@ fn message_data_nesting_is_bounded() {
         nested.push_str(&format!("{}k{depth}:\n", "  ".repeat(depth + 1)));
     }
     nested.push_str(&format!("{}leaf: x\n", "  ".repeat(41)));
-    let yaml = format!("resource_type: r\nclients: {{hyperfleet_api: {{base_url: 'http://h'}}}}\n{nested}");
+    let yaml = format!(
+        "resource_type: r\nclients: {{hyperfleet_api: {{base_url: 'http://h'}}}}\n{nested}"
+    );
     let text = error_text(&yaml, &ConfigFlags::default(), &no_env);
     assert!(text.contains("nested more than 32 levels deep"), "{text}");
 }
@@ -618,7 +735,10 @@ fn message_data_nesting_is_bounded() {
 
 #[test]
 fn dump_of_overridden_config_round_trips_without_overrides() {
-    let env = env_of(&[("HYPERFLEET_API_AUTH_TOKEN_PATH", "/t"), ("HYPERFLEET_LOG_LEVEL", "debug")]);
+    let env = env_of(&[
+        ("HYPERFLEET_API_AUTH_TOKEN_PATH", "/t"),
+        ("HYPERFLEET_LOG_LEVEL", "debug"),
+    ]);
     let flags = ConfigFlags {
         poll_interval: Some("1500ms".into()),
         tracing_enabled: Some(false),

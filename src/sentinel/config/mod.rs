@@ -398,8 +398,10 @@ pub fn load_str(
 }
 
 fn read_file(path: &Path, file: &str) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path)
-        .map_err(|source| ConfigError::Unreadable { file: file.to_string(), source })
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+        file: file.to_string(),
+        source,
+    })
 }
 
 fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Config, ConfigError> {
@@ -411,20 +413,30 @@ fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Conf
     }
     match validate::build(&raw, &mut problems) {
         Some(config) if problems.is_empty() => Ok(config),
-        _ => Err(ConfigError::Invalid { file: file.to_string(), problems }),
+        _ => Err(ConfigError::Invalid {
+            file: file.to_string(),
+            problems,
+        }),
     }
 }
 
 /// Parses YAML text into a value with `<<` merge keys applied.
 fn parse_yaml(yaml: &str, file: &str) -> Result<serde_yaml::Value, ConfigError> {
     let syntax = |e: serde_yaml::Error| {
-        let position = e.location().map(|l| LineCol { line: l.line(), column: l.column() });
+        let position = e.location().map(|l| LineCol {
+            line: l.line(),
+            column: l.column(),
+        });
         let mut message = e.to_string();
         if let Some(p) = position {
             // serde_yaml appends the position to its message; it is already in the prefix.
             message = message.replacen(&format!(" at line {} column {}", p.line, p.column), "", 1);
         }
-        ConfigError::Syntax { file: file.to_string(), position, message }
+        ConfigError::Syntax {
+            file: file.to_string(),
+            position,
+            message,
+        }
     };
     let mut document: serde_yaml::Value = serde_yaml::from_str(yaml).map_err(syntax)?;
     document.apply_merge().map_err(syntax)?;
