@@ -56,6 +56,13 @@ fn main() -> ExitCode {
 }
 
 fn report(e: &CmdError) {
-    let text = e.to_string();
-    eprintln!("error: {}", text.trim_end());
+    match e {
+        // Rendered diagnostics carry their own `error:` headers; end with a count.
+        CmdError::Compile(c) => {
+            let n: usize = c.exprs.iter().map(|x| x.diagnostics.len()).sum();
+            eprintln!("{}", c.to_string().trim_end());
+            eprintln!("error: the config's rules have {n} problem{}", if n == 1 { "" } else { "s" });
+        }
+        other => eprintln!("error: {}", other.to_string().trim_end()),
+    }
 }
