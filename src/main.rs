@@ -61,7 +61,10 @@ fn report(e: &CmdError) {
         CmdError::Compile(c) => {
             let n: usize = c.exprs.iter().map(|x| x.diagnostics.len()).sum();
             eprintln!("{}", c.to_string().trim_end());
-            eprintln!("error: the config's rules have {n} problem{}", if n == 1 { "" } else { "s" });
+            eprintln!(
+                "error: the config's rules have {n} problem{}",
+                if n == 1 { "" } else { "s" }
+            );
         }
         other => eprintln!("error: {}", other.to_string().trim_end()),
     }
