@@ -94,9 +94,9 @@ impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, e) in self.exprs.iter().enumerate() {
             if i > 0 {
-                writeln!(f)?;
+                f.write_str("\n\n")?;
             }
-            write!(f, "{e}")?;
+            write!(f, "{}", e.to_string().trim_end())?;
         }
         Ok(())
     }

@@ -2,7 +2,8 @@
 //! compared with the sibling `.out` file. Set `UPDATE_EXPECT=1` to rewrite the `.out` files
 //! instead of comparing.
 //!
-//! Stages: `parse` prints the AST of a successful parse, or the rendered diagnostics.
+//! Stages: `parse` prints the AST of a successful parse, or the rendered diagnostics; `check`
+//! prints the type of a checked expression, or the rendered diagnostics.
 //! Add a stage by writing a `fn(&str, &str) -> String` and calling [`check_dir`] with it.
 
 use sentinel::cel::{diag, parse, print};
@@ -15,6 +16,21 @@ fn parse_stage(file_name: &str, src: &str) -> String {
         Ok(expr) => print::ast(&expr),
         Err(diags) => diag::render(&diags, file_name, src),
     }
+}
+
+/// The `check` stage: the expression checked in the message_decision environment (`resource`,
+/// `now`, `condition`): its type, or the rendered diagnostics.
+fn check_stage(file_name: &str, src: &str) -> String {
+    let env = sentinel::cel::Env::decision(&[]);
+    match parse(src).and_then(|ast| sentinel::cel::check(&ast, &env)) {
+        Ok(typed) => format!("type: {}\n", typed.ty),
+        Err(diags) => diag::render(&diags, file_name, src),
+    }
+}
+
+#[test]
+fn check_golden() {
+    check_dir("check", check_stage);
 }
 
 #[test]

@@ -150,6 +150,44 @@ fn front_end(program: &Program, item: &Item<'_>, stage: Stage) -> String {
     }
 }
 
+/// How the message_decision compiles to native code, for `sentinel check`: `7/7 params
+/// native`, the compile time, and a line per param (or the result) that is not fully native.
+pub fn native_summary(program: &Program) -> String {
+    let params: Vec<_> = program.params.iter().map(|p| p.expr.clone()).collect();
+    let native = match JitProgram::compile(&params, &program.result, &jit::Options::default()) {
+        Ok(native) => native,
+        Err(e) => return format!("native code: not compiled ({e})\n"),
+    };
+    let status = native.nativeness();
+    let n = program.params.len();
+    let full = status[..n.min(status.len())]
+        .iter()
+        .filter(|s| **s == jit::Nativeness::Native)
+        .count();
+    let mut text = format!(
+        "native code: {full}/{n} params native, compiled in {:.2} ms\n",
+        native.compile_time().as_secs_f64() * 1e3
+    );
+    let names = program
+        .params
+        .iter()
+        .map(|p| p.name.to_string())
+        .chain(std::iter::once("result".to_string()));
+    for (name, s) in names.zip(status) {
+        match s {
+            jit::Nativeness::Native => {}
+            jit::Nativeness::Partial(parts) => text.push_str(&format!(
+                "  {name}: native; the interpreter evaluates its {}\n",
+                parts.join(", ")
+            )),
+            jit::Nativeness::Interpreted(why) => {
+                text.push_str(&format!("  {name}: runs in the interpreter ({why})\n"))
+            }
+        }
+    }
+    text
+}
+
 /// Runs `sentinel ir` with its options on stdout.
 pub fn main(args: &IrArgs) -> Result<(), CmdError> {
     let rules = super::check::load_rules(args.config.as_deref())?;
