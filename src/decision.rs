@@ -470,9 +470,17 @@ impl Compiled {
     }
 
     /// Turns the native code's outcome into a decision, as [`Program::evaluate`] would.
+    #[inline]
     pub fn conclude_outcome(&self, outcome: Outcome) -> Decision {
         match outcome {
-            Outcome::Bool(b) => conclude(Ok(Value::Bool(b))),
+            Outcome::Bool(true) => Decision {
+                publish: true,
+                reason: Reason::Matched,
+            },
+            Outcome::Bool(false) => Decision {
+                publish: false,
+                reason: Reason::ResultFalse,
+            },
             Outcome::Value(v) => conclude(Ok(v)),
             Outcome::ResultFailed(e) => conclude(Err(e)),
             Outcome::ParamFailed(i, error) => Decision {

@@ -205,6 +205,8 @@ pub struct Scratch {
     pub(crate) params: Vec<EvalResult>,
     /// The param buffer compiled code writes.
     pub(crate) bits: Vec<[u64; 2]>,
+    /// Whether a helper ran since the last reset (else there is nothing to reset).
+    dirty: bool,
 }
 
 impl std::fmt::Debug for Scratch {
@@ -215,7 +217,15 @@ impl std::fmt::Debug for Scratch {
 
 impl Scratch {
     /// Forgets the values of the previous call (keeps the memory).
+    #[inline]
     pub(crate) fn reset(&mut self) {
+        if self.dirty {
+            self.clear();
+        }
+    }
+
+    fn clear(&mut self) {
+        self.dirty = false;
         self.boxes.reset();
         self.errors.reset();
         self.values.clear();
@@ -403,6 +413,7 @@ unsafe fn with_env(
     // SAFETY: the caller guarantees `ctx`; `env` was set by `Compiled::run` to a `CallEnv` that
     // outlives the call, and native code never touches it.
     let env = unsafe { &mut *((*ctx).env as *mut CallEnv<'_>) };
+    env.scratch.dirty = true;
     match catch_unwind(AssertUnwindSafe(|| body(&mut *env))) {
         Ok(e) => e,
         Err(_) => env.error(internal("a helper panicked")),
@@ -528,6 +539,7 @@ pub(crate) unsafe fn materialize(
     n: usize,
     failed: Option<EvalError>,
 ) {
+    scratch.dirty = true;
     scratch.params.clear();
     for i in 0..n {
         let value = match (

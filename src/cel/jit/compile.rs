@@ -11,7 +11,7 @@
 
 use super::JitError;
 use super::abi::{self, Class, Ctx, OpKind, Tables};
-use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal};
+use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal, row_flags};
 use super::row::Needs;
 use crate::cel::typed::{TExpr, TExprKind};
 use cranelift::codegen::ir::UserFuncName;
@@ -356,12 +356,9 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     l.err_target = handler;
     let v = lower_or_interpret(l, p, i, fallback);
     l.tables.param_classes[i] = Some(v.class);
-    let buf = l.b.ins().load(
-        l.ptr,
-        MemFlagsData::trusted(),
-        l.ctx,
-        offset_of!(Ctx, params) as i32,
-    );
+    let buf =
+        l.b.ins()
+            .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
     let bits = match v.class {
         Class::Bool => l.b.ins().uextend(types::I64, v.v),
         _ => v.v,

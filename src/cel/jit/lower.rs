@@ -158,15 +158,18 @@ pub(crate) struct Lower<'a, 'm> {
     pub interpreted: Vec<String>,
 }
 
-/// Flags for loads from the prepared row and the context: never trapping, aligned, and not
-/// written while compiled code runs (the outputs of `Ctx` are only stored).
+/// Flags for loads from the prepared row and the context inputs: never trapping, aligned, not
+/// written while compiled code runs, and valid anywhere in the function (so unused loads vanish
+/// and repeated ones merge).
 pub(crate) fn row_flags() -> MemFlagsData {
     let mut f = MemFlagsData::trusted();
     f.set_readonly();
+    f.set_can_move();
     f
 }
 
-/// Flags for loads of string bytes: valid and immutable, but not aligned.
+/// Flags for loads of string bytes: valid (after the length test that guards them) and
+/// immutable, but not aligned.
 pub(crate) fn bytes_flags() -> MemFlagsData {
     let mut f = MemFlagsData::new();
     f.set_notrap();
@@ -174,10 +177,12 @@ pub(crate) fn bytes_flags() -> MemFlagsData {
     f
 }
 
-/// Flags for 16-byte loads of 8-aligned pairs.
+/// Flags for 16-byte loads of 8-aligned pairs in the row or the context inputs.
 pub(crate) fn pair_flags() -> MemFlagsData {
     let mut f = MemFlagsData::new();
     f.set_notrap();
+    f.set_readonly();
+    f.set_can_move();
     f
 }
 

@@ -311,11 +311,90 @@ impl Lower<'_, '_> {
         (t, ptr)
     }
 
+    /// Branches on a bool: to `hit` with `args` when it equals `absorbing`, else to `miss`.
+    fn branch_on(
+        &mut self,
+        v: ir::Value,
+        absorbing: i64,
+        hit: (ir::Block, &[BlockArg]),
+        miss: (ir::Block, &[BlockArg]),
+    ) {
+        if absorbing == 1 {
+            self.b.ins().brif(v, hit.0, hit.1, miss.0, miss.1);
+        } else {
+            self.b.ins().brif(v, miss.0, miss.1, hit.0, hit.1);
+        }
+    }
+
+    /// `&&` and `||` on two bools: the absorbing value (false for `&&`, true for `||`) on either
+    /// side decides; else the left error, then the right error, else the other value.
+    fn lower_logic_bool(&mut self, a: &TExpr, b: &TExpr, absorbing: i64) -> Lowered {
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, types::I8);
+        let right = self.b.create_block();
+        let left_err = self.b.append_block_param(right, self.ptr);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        let absorbed = self.b.ins().iconst(types::I8, absorbing);
+        let kept = self.b.ins().iconst(types::I8, 1 - absorbing);
+
+        let on_left_err = self.b.create_block();
+        let left_e = self.b.append_block_param(on_left_err, self.ptr);
+        let la = self.lower_catching(a, on_left_err);
+        self.branch_on(
+            la.v,
+            absorbing,
+            (done, &[BlockArg::from(absorbed)]),
+            (right, &[BlockArg::from(null)]),
+        );
+        self.b.switch_to_block(on_left_err);
+        self.b.ins().jump(right, &[BlockArg::from(left_e)]);
+        // The left operand's failures and outcomes are all emitted: they are every way into
+        // `on_left_err` and `right`.
+        self.b.seal_block(on_left_err);
+        self.b.seal_block(right);
+
+        self.b.switch_to_block(right);
+        let on_right_err = self.b.create_block();
+        let right_e = self.b.append_block_param(on_right_err, self.ptr);
+        let lb = self.lower_catching(b, on_right_err);
+        let settle = self.b.create_block();
+        self.branch_on(
+            lb.v,
+            absorbing,
+            (done, &[BlockArg::from(absorbed)]),
+            (settle, &[]),
+        );
+        // The right operand's test is the only way into `settle`.
+        self.b.seal_block(settle);
+        self.b.switch_to_block(settle);
+        let target = self.err_target;
+        self.b.ins().brif(
+            left_err,
+            target,
+            &[BlockArg::from(left_err)],
+            done,
+            &[BlockArg::from(kept)],
+        );
+
+        self.b.switch_to_block(on_right_err);
+        let has_left = self.b.ins().icmp_imm_s(IntCC::NotEqual, left_err, 0);
+        let first = self.b.ins().select(has_left, left_err, right_e);
+        self.b.ins().jump(target, &[BlockArg::from(first)]);
+        // The right operand's failures and every outcome have been emitted.
+        self.b.seal_block(on_right_err);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        Lowered::new(result, Class::Bool)
+    }
+
     /// `&&` and `||` with CEL's commutative error absorption: the absorbing value (false for
     /// `&&`, true for `||`) on either side decides; else the left error, then the right error,
     /// then a non-bool operand's "no matching overload".
     fn lower_logic(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowered {
         let absorbing = i64::from(op == BinaryOp::Or);
+        if Class::of(&a.ty) == Class::Bool && Class::of(&b.ty) == Class::Bool {
+            return self.lower_logic_bool(a, b, absorbing);
+        }
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I8);
         let right = self.b.create_block();
@@ -353,7 +432,6 @@ impl Lower<'_, '_> {
         let (t, right_other) = self.truth(lb);
         let is_abs = self.b.ins().icmp_imm_s(IntCC::Equal, t, absorbing);
         let settle = self.b.create_block();
-        let null = self.b.ins().iconst(self.ptr, 0);
         self.b
             .ins()
             .brif(is_abs, done, &[BlockArg::from(absorbed)], settle, &[]);
@@ -396,7 +474,6 @@ impl Lower<'_, '_> {
         // The right operand's failures and every outcome have been emitted.
         self.b.seal_block(on_right_err);
         self.b.seal_block(done);
-        let _ = null;
         self.b.switch_to_block(done);
         Lowered::new(result, Class::Bool)
     }

@@ -118,6 +118,7 @@ impl Code {
     /// caller; the param buffer, sized here for every param; and `env`, which the helpers alone
     /// dereference); compiled code only reads the row, writes the `Ctx` outputs and the param
     /// buffer, and never traps (divisions are guarded); helpers catch panics.
+    #[inline]
     fn run(&self, call: &Call<'_>, env: &mut CallEnv<'_>) -> (u32, Ctx) {
         let nanos = call.now.map_or(0, Timestamp::nanos);
         let n = self.tables.param_classes.len();
@@ -283,6 +284,7 @@ impl JitProgram {
     /// Decides for a prepared resource at `now` (for a [`JitProgram::compile_param`] slice, the
     /// param's value is an [`Outcome::Value`]). With `keep_params`, `scratch.params()` holds
     /// every evaluated param's value afterwards (up to and including a failing one).
+    #[inline]
     pub fn decide(
         &self,
         prepared: &Prepared,
@@ -319,6 +321,7 @@ impl JitProgram {
         outcome
     }
 
+    #[inline]
     fn outcome(&self, code: u32, ctx: &Ctx) -> Outcome {
         match code {
             compile::RET_FALSE => Outcome::Bool(false),
