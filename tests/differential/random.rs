@@ -163,6 +163,12 @@ fn timestamp(level: Level, depth: u32) -> BoxedStrategy<String> {
         .boxed(),
         Just("timestamp(resource.created_time)".to_string()).boxed(),
     ];
+    if level > 0 {
+        leaves.push(Just("timestamp(s)".to_string()).boxed());
+    }
+    if level > 2 {
+        leaves.push(Just("t".to_string()).boxed());
+    }
     let base = proptest::strategy::Union::new(leaves).boxed();
     if depth == 0 {
         return base;

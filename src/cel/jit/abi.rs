@@ -188,7 +188,8 @@ pub(crate) enum OpKind {
 pub(crate) struct Tables {
     /// Generic operations, by index.
     pub ops: Vec<Op>,
-    /// Boxed constants (strings, lists, maps, …).
+    /// Boxed constants (strings, lists, maps, …), boxed so their addresses never move.
+    #[allow(clippy::vec_box)]
     pub consts: Vec<Box<Boxed>>,
     /// The class of each param of a decision (`None`: not computed by this function).
     pub param_classes: Vec<Option<Class>>,
