@@ -135,9 +135,13 @@ fn integer(level: Level, depth: u32) -> BoxedStrategy<String> {
         3 => base,
         3 => (sub.clone(), op, sub.clone()).prop_map(|(a, o, b)| format!("({a} {o} {b})")),
         1 => sub.clone().prop_map(|a| format!("(-{a})")),
-        1 => (boolean(level, depth - 1), sub.clone(), sub)
+        1 => (boolean(level, depth - 1), sub.clone(), sub.clone())
             .prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
         1 => string(level, depth - 1).prop_map(|s| format!("size({s})")),
+        1 => (sub.clone(), sub.clone())
+            .prop_map(|(a, b)| format!("[{a}, {b}].map(x, x * 2).filter(y, y % 3 != 0).size()")),
+        1 => (string(level, depth - 1), sub.clone(), string(level, depth - 1))
+            .prop_map(|(k, v, q)| format!(r#"{{{k}: {v}, "a": 1}}[{q}]"#)),
         1 => timestamp(level, depth - 1).prop_map(|t| format!("{t}.getHours()")),
         1 => duration(level, depth - 1).prop_map(|d| format!("{d}.getSeconds()")),
     ]
@@ -247,6 +251,10 @@ fn boolean(level: Level, depth: u32) -> BoxedStrategy<String> {
         1 => sub.clone().prop_map(|a| format!("!({a})")),
         1 => (sub.clone(), sub.clone(), sub).prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
         1 => (string(level, d), str_literal()).prop_map(|(a, b)| format!("{a}.startsWith({b})")),
+        1 => (leaf(&["exists", "all", "exists_one"]), leaf(&["status", "type", "reason"]), str_literal())
+            .prop_map(|(m, f, v)| format!("resource.status.conditions.{m}(c, c.{f} == {v})")),
+        1 => (leaf(&["exists", "all", "exists_one"]), integer(level, d), integer(level, d))
+            .prop_map(|(m, a, b)| format!("[{a}, {b}, 0].{m}(x, 10 / x > 1)")),
         1 => cond(level).prop_map(|c| format!(r#"({c} == condition("Reconciled"))"#)),
     ]
     .boxed()

@@ -16,10 +16,10 @@ mod arena;
 mod compile;
 mod lower;
 mod lower_access;
+mod lower_macro;
 mod lower_ops;
 mod print;
 mod row;
-mod shell;
 
 pub use abi::Scratch;
 pub use compile::{Listing, Nativeness, Options};
