@@ -24,6 +24,9 @@ pub enum CmdError {
         /// What is wrong.
         message: String,
     },
+    /// The config file is unreadable or invalid.
+    #[error("{0}")]
+    Config(#[from] crate::sentinel::config::ConfigError),
     /// The rules did not compile.
     #[error("{0}")]
     Compile(#[from] crate::decision::CompileError),
@@ -48,7 +51,9 @@ pub fn version_text() -> String {
 
 /// The current time as a CEL timestamp.
 pub fn now() -> crate::cel::time::Timestamp {
-    let nanos = chrono::Utc::now().timestamp_nanos_opt().map_or(0, i128::from);
+    let nanos = chrono::Utc::now()
+        .timestamp_nanos_opt()
+        .map_or(0, i128::from);
     // The current time is always within the timestamp range.
     crate::cel::time::Timestamp::from_nanos(nanos).unwrap_or_else(|_| unreachable_epoch())
 }
