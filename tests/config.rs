@@ -10,8 +10,8 @@
 use clap::Parser;
 use proptest::prelude::*;
 use sentinel::sentinel::config::{
-    Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput, MessageData, config_path, dump,
-    load, load_str,
+    Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
+    MessageData, config_path, dump, load, load_str,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,9 +30,11 @@ fn no_env(_: &str) -> Option<String> {
     None
 }
 
-fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-    let map: HashMap<String, String> =
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     move |name| map.get(name).cloned()
 }
 
@@ -52,7 +54,9 @@ fn error_text(yaml: &str, flags: &ConfigFlags, env: &dyn Fn(&str) -> Option<Stri
 // ---------------------------------------------------------------------------------------------
 
 fn data_dir(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/config").join(sub)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/config")
+        .join(sub)
 }
 
 fn yaml_cases(sub: &str) -> Vec<PathBuf> {
@@ -75,7 +79,10 @@ fn check_expect(expected: &Path, actual: &str) -> Option<String> {
     }
     let want = std::fs::read_to_string(expected).unwrap_or_default();
     (want != actual).then(|| {
-        format!("{}:\n--- expected\n{want}--- actual\n{actual}", expected.display())
+        format!(
+            "{}:\n--- expected\n{want}--- actual\n{actual}",
+            expected.display()
+        )
     })
 }
 
@@ -84,7 +91,11 @@ fn error_cases() {
     let mut failures = Vec::new();
     for case in yaml_cases("errors") {
         let yaml = std::fs::read_to_string(&case).expect("read case");
-        let name = case.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let name = case
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
         let actual = match load_str(&yaml, &name, &ConfigFlags::default(), &no_env) {
             Ok(config) => format!("unexpectedly valid:\n{}", dump(&config)),
             Err(e) => format!("{e}\n"),
@@ -157,8 +168,8 @@ fn weakly_typed_scalars_like_go() {
         "{MINIMAL}debug_config: \"T\"\nresource_selector:\n  - label: shard\n    value: 1\n\
          log:\n  level: WARNING\n  format: ' Text '\n"
     );
-    let config = load_yaml(&yaml.replace("base_url:", "page_size: \"50\"\n    base_url:"))
-        .expect("loads");
+    let config =
+        load_yaml(&yaml.replace("base_url:", "page_size: \"50\"\n    base_url:")).expect("loads");
     assert!(config.debug_config);
     assert_eq!(config.resource_selector[0].value, "1");
     assert_eq!(config.clients.hyperfleet_api.page_size, 50);
@@ -168,9 +179,12 @@ fn weakly_typed_scalars_like_go() {
 
 #[test]
 fn base_url_trailing_slashes_are_trimmed() {
-    let config = load_yaml(&MINIMAL.replace("http://api:8000", "https://api:8000/prefix//"))
-        .expect("loads");
-    assert_eq!(config.clients.hyperfleet_api.base_url, "https://api:8000/prefix");
+    let config =
+        load_yaml(&MINIMAL.replace("http://api:8000", "https://api:8000/prefix//")).expect("loads");
+    assert_eq!(
+        config.clients.hyperfleet_api.base_url,
+        "https://api:8000/prefix"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,151 +213,150 @@ fn bool_flag(text: &str) -> Option<bool> {
     Some(text == "true")
 }
 
-fn rows() -> Vec<Row> {
-    vec![
-        Row {
-            path: "sentinel.name",
-            env: "HYPERFLEET_SENTINEL_NAME",
-            set_flag: Some(|f, v| f.name = Some(v.into())),
-            extra: &[],
-            values: ["file-name", "env-name", "flag-name"],
-            default: Some("hyperfleet-sentinel"),
-            get: |c| c.sentinel.name.clone(),
+/// Every overridable setting, flag and env var.
+const ROWS: &[Row] = &[
+    Row {
+        path: "sentinel.name",
+        env: "HYPERFLEET_SENTINEL_NAME",
+        set_flag: Some(|f, v| f.name = Some(v.into())),
+        extra: &[],
+        values: ["file-name", "env-name", "flag-name"],
+        default: Some("hyperfleet-sentinel"),
+        get: |c| c.sentinel.name.clone(),
+    },
+    Row {
+        path: "log.level",
+        env: "HYPERFLEET_LOG_LEVEL",
+        set_flag: Some(|f, v| f.log_level = Some(v.into())),
+        extra: &[],
+        values: ["debug", "warn", "error"],
+        default: Some("info"),
+        get: |c| c.log.level.to_string(),
+    },
+    Row {
+        path: "log.format",
+        env: "HYPERFLEET_LOG_FORMAT",
+        set_flag: Some(|f, v| f.log_format = Some(v.into())),
+        extra: &[],
+        values: ["text", "json", "text"],
+        default: Some("json"),
+        get: |c| c.log.format.to_string(),
+    },
+    Row {
+        path: "log.output",
+        env: "HYPERFLEET_LOG_OUTPUT",
+        set_flag: Some(|f, v| f.log_output = Some(v.into())),
+        extra: &[],
+        values: ["stderr", "stdout", "stderr"],
+        default: Some("stdout"),
+        get: |c| c.log.output.to_string(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.base_url",
+        env: "HYPERFLEET_API_BASE_URL",
+        set_flag: Some(|f, v| f.hyperfleet_api_base_url = Some(v.into())),
+        extra: &[],
+        values: ["http://file:1", "http://env:2", "https://flag:3"],
+        default: None,
+        get: |c| c.clients.hyperfleet_api.base_url.clone(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.version",
+        env: "HYPERFLEET_API_VERSION",
+        set_flag: Some(|f, v| f.hyperfleet_api_version = Some(v.into())),
+        extra: &[],
+        values: ["v2", "v3", "v4"],
+        default: Some("v1"),
+        get: |c| c.clients.hyperfleet_api.version.clone(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.timeout",
+        env: "HYPERFLEET_API_TIMEOUT",
+        set_flag: Some(|f, v| f.hyperfleet_api_timeout = Some(v.into())),
+        extra: &[],
+        values: ["20s", "30s", "1m30s"],
+        default: Some("10s"),
+        get: |c| duration_text(c.clients.hyperfleet_api.timeout),
+    },
+    Row {
+        path: "clients.hyperfleet_api.page_size",
+        env: "HYPERFLEET_API_PAGE_SIZE",
+        set_flag: Some(|f, v| f.hyperfleet_api_page_size = Some(v.into())),
+        extra: &[],
+        values: ["50", "100", "500"],
+        default: Some("20"),
+        get: |c| c.clients.hyperfleet_api.page_size.to_string(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.auth.token_path",
+        env: "HYPERFLEET_API_AUTH_TOKEN_PATH",
+        set_flag: None,
+        extra: &[],
+        values: ["/file/token", "/env/token", "/unused"],
+        default: Some("no auth"),
+        get: |c| match &c.clients.hyperfleet_api.auth {
+            Some(auth) => auth.token_path.display().to_string(),
+            None => "no auth".to_string(),
         },
-        Row {
-            path: "log.level",
-            env: "HYPERFLEET_LOG_LEVEL",
-            set_flag: Some(|f, v| f.log_level = Some(v.into())),
-            extra: &[],
-            values: ["debug", "warn", "error"],
-            default: Some("info"),
-            get: |c| c.log.level.to_string(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.auth.token_cache_ttl",
+        env: "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
+        set_flag: None,
+        extra: &[("clients.hyperfleet_api.auth.token_path", "/t")],
+        values: ["1m0s", "2m0s", "unused"],
+        default: Some("0s"),
+        get: |c| match &c.clients.hyperfleet_api.auth {
+            Some(auth) => duration_text(auth.token_cache_ttl),
+            None => "no auth".to_string(),
         },
-        Row {
-            path: "log.format",
-            env: "HYPERFLEET_LOG_FORMAT",
-            set_flag: Some(|f, v| f.log_format = Some(v.into())),
-            extra: &[],
-            values: ["text", "json", "text"],
-            default: Some("json"),
-            get: |c| c.log.format.to_string(),
-        },
-        Row {
-            path: "log.output",
-            env: "HYPERFLEET_LOG_OUTPUT",
-            set_flag: Some(|f, v| f.log_output = Some(v.into())),
-            extra: &[],
-            values: ["stderr", "stdout", "stderr"],
-            default: Some("stdout"),
-            get: |c| c.log.output.to_string(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.base_url",
-            env: "HYPERFLEET_API_BASE_URL",
-            set_flag: Some(|f, v| f.hyperfleet_api_base_url = Some(v.into())),
-            extra: &[],
-            values: ["http://file:1", "http://env:2", "https://flag:3"],
-            default: None,
-            get: |c| c.clients.hyperfleet_api.base_url.clone(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.version",
-            env: "HYPERFLEET_API_VERSION",
-            set_flag: Some(|f, v| f.hyperfleet_api_version = Some(v.into())),
-            extra: &[],
-            values: ["v2", "v3", "v4"],
-            default: Some("v1"),
-            get: |c| c.clients.hyperfleet_api.version.clone(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.timeout",
-            env: "HYPERFLEET_API_TIMEOUT",
-            set_flag: Some(|f, v| f.hyperfleet_api_timeout = Some(v.into())),
-            extra: &[],
-            values: ["20s", "30s", "1m30s"],
-            default: Some("10s"),
-            get: |c| duration_text(c.clients.hyperfleet_api.timeout),
-        },
-        Row {
-            path: "clients.hyperfleet_api.page_size",
-            env: "HYPERFLEET_API_PAGE_SIZE",
-            set_flag: Some(|f, v| f.hyperfleet_api_page_size = Some(v.into())),
-            extra: &[],
-            values: ["50", "100", "500"],
-            default: Some("20"),
-            get: |c| c.clients.hyperfleet_api.page_size.to_string(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.auth.token_path",
-            env: "HYPERFLEET_API_AUTH_TOKEN_PATH",
-            set_flag: None,
-            extra: &[],
-            values: ["/file/token", "/env/token", "/unused"],
-            default: Some("no auth"),
-            get: |c| match &c.clients.hyperfleet_api.auth {
-                Some(auth) => auth.token_path.display().to_string(),
-                None => "no auth".to_string(),
-            },
-        },
-        Row {
-            path: "clients.hyperfleet_api.auth.token_cache_ttl",
-            env: "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
-            set_flag: None,
-            extra: &[("clients.hyperfleet_api.auth.token_path", "/t")],
-            values: ["1m0s", "2m0s", "unused"],
-            default: Some("0s"),
-            get: |c| match &c.clients.hyperfleet_api.auth {
-                Some(auth) => duration_text(auth.token_cache_ttl),
-                None => "no auth".to_string(),
-            },
-        },
-        Row {
-            path: "clients.broker.topic",
-            env: "HYPERFLEET_BROKER_TOPIC",
-            set_flag: Some(|f, v| f.broker_topic = Some(v.into())),
-            extra: &[],
-            values: ["file-topic", "env-topic", "flag-topic"],
-            default: Some(""),
-            get: |c| c.clients.broker.topic.clone(),
-        },
-        Row {
-            path: "resource_type",
-            env: "HYPERFLEET_RESOURCE_TYPE",
-            set_flag: Some(|f, v| f.resource_type = Some(v.into())),
-            extra: &[],
-            values: ["clusters", "nodepools", "machines"],
-            default: None,
-            get: |c| c.resource_type.clone(),
-        },
-        Row {
-            path: "poll_interval",
-            env: "HYPERFLEET_POLL_INTERVAL",
-            set_flag: Some(|f, v| f.poll_interval = Some(v.into())),
-            extra: &[],
-            values: ["1s", "2s", "300ms"],
-            default: Some("5s"),
-            get: |c| duration_text(c.poll_interval),
-        },
-        Row {
-            path: "debug_config",
-            env: "HYPERFLEET_DEBUG_CONFIG",
-            set_flag: Some(|f, v| f.debug_config = bool_flag(v)),
-            extra: &[],
-            values: ["true", "false", "true"],
-            default: Some("false"),
-            get: |c| c.debug_config.to_string(),
-        },
-        Row {
-            path: "tracing_enabled",
-            env: "HYPERFLEET_TRACING_ENABLED",
-            set_flag: Some(|f, v| f.tracing_enabled = bool_flag(v)),
-            extra: &[],
-            values: ["false", "true", "false"],
-            default: Some("true"),
-            get: |c| c.tracing_enabled.to_string(),
-        },
-    ]
-}
+    },
+    Row {
+        path: "clients.broker.topic",
+        env: "HYPERFLEET_BROKER_TOPIC",
+        set_flag: Some(|f, v| f.broker_topic = Some(v.into())),
+        extra: &[],
+        values: ["file-topic", "env-topic", "flag-topic"],
+        default: Some(""),
+        get: |c| c.clients.broker.topic.clone(),
+    },
+    Row {
+        path: "resource_type",
+        env: "HYPERFLEET_RESOURCE_TYPE",
+        set_flag: Some(|f, v| f.resource_type = Some(v.into())),
+        extra: &[],
+        values: ["clusters", "nodepools", "machines"],
+        default: None,
+        get: |c| c.resource_type.clone(),
+    },
+    Row {
+        path: "poll_interval",
+        env: "HYPERFLEET_POLL_INTERVAL",
+        set_flag: Some(|f, v| f.poll_interval = Some(v.into())),
+        extra: &[],
+        values: ["1s", "2s", "300ms"],
+        default: Some("5s"),
+        get: |c| duration_text(c.poll_interval),
+    },
+    Row {
+        path: "debug_config",
+        env: "HYPERFLEET_DEBUG_CONFIG",
+        set_flag: Some(|f, v| f.debug_config = bool_flag(v)),
+        extra: &[],
+        values: ["true", "false", "true"],
+        default: Some("false"),
+        get: |c| c.debug_config.to_string(),
+    },
+    Row {
+        path: "tracing_enabled",
+        env: "HYPERFLEET_TRACING_ENABLED",
+        set_flag: Some(|f, v| f.tracing_enabled = bool_flag(v)),
+        extra: &[],
+        values: ["false", "true", "false"],
+        default: Some("true"),
+        get: |c| c.tracing_enabled.to_string(),
+    },
+];
 
 /// Sets (or, with `None`, removes) the value at a dotted path of a YAML document.
 fn set_path(doc: &mut serde_yaml::Value, path: &str, value: Option<&str>) {
@@ -353,6 +366,9 @@ fn set_path(doc: &mut serde_yaml::Value, path: &str, value: Option<&str>) {
         let map = node.as_mapping_mut().expect("mapping");
         let key = serde_yaml::Value::from(*part);
         if !map.contains_key(&key) {
+            if value.is_none() {
+                return;
+            }
             map.insert(key.clone(), serde_yaml::Value::Mapping(Default::default()));
         }
         node = map.get_mut(&key).expect("just inserted");
@@ -390,23 +406,56 @@ fn layered(row: &Row, file: bool, env: Option<&str>, flag: bool) -> String {
 
 #[test]
 fn precedence_flag_env_file_default_for_every_setting() {
-    let rows = rows();
-    assert_eq!(rows.len(), 15, "every flag/env pair has a row");
-    for row in &rows {
+    assert_eq!(ROWS.len(), 15, "every flag/env pair has a row");
+    for row in ROWS {
         let [file, env, flag] = row.values;
         let none = layered(row, false, None, false);
         match row.default {
             Some(default) => assert_eq!(none, default, "{}: default", row.path),
-            None => assert!(none.contains(&format!("{}: required", row.path)), "{}: {none}", row.path),
+            None => assert!(
+                none.contains(&format!("{}: required", row.path)),
+                "{}: {none}",
+                row.path
+            ),
         }
         assert_eq!(layered(row, true, None, false), file, "{}: file", row.path);
-        assert_eq!(layered(row, true, Some(env), false), env, "{}: env over file", row.path);
-        assert_eq!(layered(row, false, Some(env), false), env, "{}: env alone", row.path);
-        assert_eq!(layered(row, true, Some(""), false), file, "{}: empty env ignored", row.path);
+        assert_eq!(
+            layered(row, true, Some(env), false),
+            env,
+            "{}: env over file",
+            row.path
+        );
+        assert_eq!(
+            layered(row, false, Some(env), false),
+            env,
+            "{}: env alone",
+            row.path
+        );
+        assert_eq!(
+            layered(row, true, Some(""), false),
+            file,
+            "{}: empty env ignored",
+            row.path
+        );
         if row.set_flag.is_some() {
-            assert_eq!(layered(row, true, Some(env), true), flag, "{}: flag over env", row.path);
-            assert_eq!(layered(row, false, None, true), flag, "{}: flag alone", row.path);
-            assert_eq!(layered(row, true, Some(""), true), flag, "{}: flag over file", row.path);
+            assert_eq!(
+                layered(row, true, Some(env), true),
+                flag,
+                "{}: flag over env",
+                row.path
+            );
+            assert_eq!(
+                layered(row, false, None, true),
+                flag,
+                "{}: flag alone",
+                row.path
+            );
+            assert_eq!(
+                layered(row, true, Some(""), true),
+                flag,
+                "{}: flag over file",
+                row.path
+            );
         }
     }
 }
@@ -419,10 +468,33 @@ fn every_flag_is_a_command_line_flag() {
         flags: ConfigFlags,
     }
     let args = [
-        "sentinel", "-c", "/c.yaml", "-n", "n", "-l", "debug", "-f", "text", "--log-output", "stderr",
-        "--hyperfleet-api-base-url", "http://h", "--hyperfleet-api-version", "v2",
-        "--hyperfleet-api-timeout", "3s", "--hyperfleet-api-page-size", "7", "--broker-topic", "t",
-        "--resource-type", "r", "--poll-interval", "9s", "--debug-config", "--tracing-enabled=false",
+        "sentinel",
+        "-c",
+        "/c.yaml",
+        "-n",
+        "n",
+        "-l",
+        "debug",
+        "-f",
+        "text",
+        "--log-output",
+        "stderr",
+        "--hyperfleet-api-base-url",
+        "http://h",
+        "--hyperfleet-api-version",
+        "v2",
+        "--hyperfleet-api-timeout",
+        "3s",
+        "--hyperfleet-api-page-size",
+        "7",
+        "--broker-topic",
+        "t",
+        "--resource-type",
+        "r",
+        "--poll-interval",
+        "9s",
+        "--debug-config",
+        "--tracing-enabled=false",
     ];
     let flags = Cli::try_parse_from(args).expect("parses").flags;
     let want = ConfigFlags {
@@ -444,7 +516,9 @@ fn every_flag_is_a_command_line_flag() {
     assert_eq!(flags, want);
     let none = Cli::try_parse_from(["sentinel"]).expect("parses").flags;
     assert_eq!(none, ConfigFlags::default());
-    let go_bool = Cli::try_parse_from(["sentinel", "--debug-config=T"]).expect("parses").flags;
+    let go_bool = Cli::try_parse_from(["sentinel", "--debug-config=T"])
+        .expect("parses")
+        .flags;
     assert_eq!(go_bool.debug_config, Some(true));
     assert!(Cli::try_parse_from(["sentinel", "--debug-config=yes"]).is_err());
     // Like pflag, a bare boolean flag does not consume the next argument.
@@ -453,7 +527,13 @@ fn every_flag_is_a_command_line_flag() {
 
 #[test]
 fn env_booleans_follow_go_parse_bool() {
-    for (text, want) in [("1", true), ("t", true), ("TRUE", true), ("True", true), ("0", false)] {
+    for (text, want) in [
+        ("1", true),
+        ("t", true),
+        ("TRUE", true),
+        ("True", true),
+        ("0", false),
+    ] {
         let env = env_of(&[("HYPERFLEET_DEBUG_CONFIG", text)]);
         let config = load_str(MINIMAL, "c.yaml", &ConfigFlags::default(), &env).expect("loads");
         assert_eq!(config.debug_config, want, "{text}");
@@ -468,8 +548,10 @@ fn bad_env_and_flag_values_name_their_source() {
         "invalid value \"soon\" for HYPERFLEET_POLL_INTERVAL: expected a duration such as \"5s\", \
          \"1m30s\" or \"300ms\""
     );
-    let flags =
-        ConfigFlags { hyperfleet_api_page_size: Some("many".into()), ..ConfigFlags::default() };
+    let flags = ConfigFlags {
+        hyperfleet_api_page_size: Some("many".into()),
+        ..ConfigFlags::default()
+    };
     assert_eq!(
         error_text(MINIMAL, &flags, &no_env),
         "invalid value \"many\" for --hyperfleet-api-page-size: expected an integer"
@@ -482,19 +564,28 @@ fn bad_env_and_flag_values_name_their_source() {
     );
     // A bad env var hidden by a flag is never read.
     let env = env_of(&[("HYPERFLEET_POLL_INTERVAL", "soon")]);
-    let flags = ConfigFlags { poll_interval: Some("2s".into()), ..ConfigFlags::default() };
+    let flags = ConfigFlags {
+        poll_interval: Some("2s".into()),
+        ..ConfigFlags::default()
+    };
     assert!(load_str(MINIMAL, "c.yaml", &flags, &env).is_ok());
 }
 
 #[test]
 fn out_of_range_overrides_name_their_source() {
-    let env = env_of(&[("HYPERFLEET_API_PAGE_SIZE", "0"), ("HYPERFLEET_LOG_LEVEL", "loud")]);
-    let flags = ConfigFlags { name: Some(String::new()), ..ConfigFlags::default() };
+    let env = env_of(&[
+        ("HYPERFLEET_API_PAGE_SIZE", "0"),
+        ("HYPERFLEET_LOG_LEVEL", "loud"),
+    ]);
+    let flags = ConfigFlags {
+        name: Some(String::new()),
+        ..ConfigFlags::default()
+    };
     assert_eq!(
         error_text(MINIMAL, &flags, &env),
-        "config.yaml: sentinel.name: must not be empty (set by --name)\n\
-         config.yaml: clients.hyperfleet_api.page_size: must be between 1 and 500, got 0 (set by \
+        "config.yaml: clients.hyperfleet_api.page_size: must be between 1 and 500, got 0 (set by \
          HYPERFLEET_API_PAGE_SIZE)\n\
+         config.yaml: sentinel.name: must not be empty (set by --name)\n\
          config.yaml: log.level: must be one of debug, info, warn, error, got \"loud\" (set by \
          HYPERFLEET_LOG_LEVEL)"
     );
@@ -534,12 +625,29 @@ fn config_file_from_flag_then_env_then_default() {
     std::fs::write(&b, MINIMAL.replace("clusters", "from-env")).expect("write");
     let b_text = b.display().to_string();
     let env = env_of(&[("HYPERFLEET_CONFIG", &b_text)]);
-    let flags = ConfigFlags { config: Some(a.clone()), ..ConfigFlags::default() };
-    assert_eq!(load(&flags, &env).expect("flag file").resource_type, "from-flag");
-    assert_eq!(load(&ConfigFlags::default(), &env).expect("env file").resource_type, "from-env");
+    let flags = ConfigFlags {
+        config: Some(a.clone()),
+        ..ConfigFlags::default()
+    };
+    assert_eq!(
+        load(&flags, &env).expect("flag file").resource_type,
+        "from-flag"
+    );
+    assert_eq!(
+        load(&ConfigFlags::default(), &env)
+            .expect("env file")
+            .resource_type,
+        "from-env"
+    );
     let empty = env_of(&[("HYPERFLEET_CONFIG", "")]);
-    assert_eq!(config_path(&ConfigFlags::default(), &empty), PathBuf::from(DEFAULT_CONFIG_FILE));
-    assert_eq!(config_path(&ConfigFlags::default(), &no_env), PathBuf::from(DEFAULT_CONFIG_FILE));
+    assert_eq!(
+        config_path(&ConfigFlags::default(), &empty),
+        PathBuf::from(DEFAULT_CONFIG_FILE)
+    );
+    assert_eq!(
+        config_path(&ConfigFlags::default(), &no_env),
+        PathBuf::from(DEFAULT_CONFIG_FILE)
+    );
     assert_eq!(config_path(&flags, &env), a);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -548,7 +656,10 @@ fn config_file_from_flag_then_env_then_default() {
 fn unreadable_file_is_named() {
     let dir = temp_dir("missing");
     let missing = dir.join("missing.yaml");
-    let flags = ConfigFlags { config: Some(missing.clone()), ..ConfigFlags::default() };
+    let flags = ConfigFlags {
+        config: Some(missing.clone()),
+        ..ConfigFlags::default()
+    };
     let text = load(&flags, &no_env).expect_err("missing file").to_string();
     assert!(
         text.starts_with(&format!("cannot read config file {}: ", missing.display())),
@@ -569,7 +680,12 @@ fn leaf(text: &str) -> MessageData {
 }
 
 fn object(fields: Vec<(&str, MessageData)>) -> MessageData {
-    MessageData::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    MessageData::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 #[test]
@@ -607,7 +723,9 @@ fn message_data_nesting_is_bounded() {
         nested.push_str(&format!("{}k{depth}:\n", "  ".repeat(depth + 1)));
     }
     nested.push_str(&format!("{}leaf: x\n", "  ".repeat(41)));
-    let yaml = format!("resource_type: r\nclients: {{hyperfleet_api: {{base_url: 'http://h'}}}}\n{nested}");
+    let yaml = format!(
+        "resource_type: r\nclients: {{hyperfleet_api: {{base_url: 'http://h'}}}}\n{nested}"
+    );
     let text = error_text(&yaml, &ConfigFlags::default(), &no_env);
     assert!(text.contains("nested more than 32 levels deep"), "{text}");
 }
@@ -618,7 +736,10 @@ fn message_data_nesting_is_bounded() {
 
 #[test]
 fn dump_of_overridden_config_round_trips_without_overrides() {
-    let env = env_of(&[("HYPERFLEET_API_AUTH_TOKEN_PATH", "/t"), ("HYPERFLEET_LOG_LEVEL", "debug")]);
+    let env = env_of(&[
+        ("HYPERFLEET_API_AUTH_TOKEN_PATH", "/t"),
+        ("HYPERFLEET_LOG_LEVEL", "debug"),
+    ]);
     let flags = ConfigFlags {
         poll_interval: Some("1500ms".into()),
         tracing_enabled: Some(false),

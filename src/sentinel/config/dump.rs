@@ -21,23 +21,33 @@ pub fn dump(config: &Config) -> String {
     if let Some(auth) = &api.auth {
         let token_path = text(&auth.token_path.to_string_lossy());
         let ttl = duration(auth.token_cache_ttl);
-        hyperfleet_api.push(("auth", mapping(vec![("token_path", token_path), ("token_cache_ttl", ttl)])));
+        hyperfleet_api.push((
+            "auth",
+            mapping(vec![("token_path", token_path), ("token_cache_ttl", ttl)]),
+        ));
     }
     let clients = mapping(vec![
         ("hyperfleet_api", mapping(hyperfleet_api)),
-        ("broker", mapping(vec![("topic", text(&config.clients.broker.topic))])),
+        (
+            "broker",
+            mapping(vec![("topic", text(&config.clients.broker.topic))]),
+        ),
     ]);
     let log = mapping(vec![
         ("level", text(config.log.level.as_str())),
         ("format", text(config.log.format.as_str())),
         ("output", text(config.log.output.as_str())),
     ]);
-    let selectors = config.resource_selector.iter().map(|s| {
-        mapping(vec![("label", text(&s.label)), ("value", text(&s.value))])
-    });
+    let selectors = config
+        .resource_selector
+        .iter()
+        .map(|s| mapping(vec![("label", text(&s.label)), ("value", text(&s.value))]));
     let mut root = vec![
         ("log", log),
-        ("sentinel", mapping(vec![("name", text(&config.sentinel.name))])),
+        (
+            "sentinel",
+            mapping(vec![("name", text(&config.sentinel.name))]),
+        ),
         ("resource_type", text(&config.resource_type)),
         ("clients", clients),
         ("message_data", message_data(&config.message_data)),
@@ -86,10 +96,14 @@ fn message_data(data: &MessageData) -> Value {
 }
 
 fn message_decision(decision: &MessageDecisionConfig) -> Value {
-    let params = decision.params.iter().map(|p| {
-        mapping(vec![("name", text(&p.name)), ("expr", text(&p.expr))])
-    });
-    mapping(vec![("params", Value::Sequence(params.collect())), ("result", text(&decision.result))])
+    let params = decision
+        .params
+        .iter()
+        .map(|p| mapping(vec![("name", text(&p.name)), ("expr", text(&p.expr))]));
+    mapping(vec![
+        ("params", Value::Sequence(params.collect())),
+        ("result", text(&decision.result)),
+    ])
 }
 
 /// A duration as Go's `time.Duration.String` writes it: `0s`, `1.5µs`, `300ms`, `5s`, `1m30s`,

@@ -5,7 +5,7 @@
 //! distinguishable from "left at its default".
 
 use super::ConfigError;
-use super::keys::{Key, Scalar, SPECS, parse_text};
+use super::keys::{Key, SPECS, Scalar, parse_text};
 use std::path::PathBuf;
 
 /// The configuration flags shared by `serve` and `config-dump`; embed with
@@ -134,7 +134,11 @@ pub(super) fn resolve(
         let flag_name = spec.flag.unwrap_or(spec.env);
         let (source, text) = match flag_value(flags, spec.key) {
             Some(FlagValue::Bool(b)) => {
-                overrides.push(Override { key: spec.key, source: flag_name, value: Scalar::Bool(b) });
+                overrides.push(Override {
+                    key: spec.key,
+                    source: flag_name,
+                    value: Scalar::Bool(b),
+                });
                 continue;
             }
             Some(FlagValue::Text(text)) => (flag_name, text.to_string()),
@@ -148,7 +152,11 @@ pub(super) fn resolve(
             value: text.clone(),
             reason,
         })?;
-        overrides.push(Override { key: spec.key, source, value });
+        overrides.push(Override {
+            key: spec.key,
+            source,
+            value,
+        });
     }
     Ok(overrides)
 }
@@ -172,7 +180,10 @@ mod tests {
 
     #[test]
     fn flag_beats_env_and_empty_env_is_ignored() {
-        let flags = ConfigFlags { name: Some("from-flag".into()), ..ConfigFlags::default() };
+        let flags = ConfigFlags {
+            name: Some("from-flag".into()),
+            ..ConfigFlags::default()
+        };
         let env = |name: &str| match name {
             "HYPERFLEET_SENTINEL_NAME" => Some("from-env".to_string()),
             "HYPERFLEET_BROKER_TOPIC" => Some(String::new()),

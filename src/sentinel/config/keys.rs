@@ -67,16 +67,52 @@ const fn spec(
     flag: Option<&'static str>,
     env: &'static str,
 ) -> KeySpec {
-    KeySpec { key, path, kind, flag, env }
+    KeySpec {
+        key,
+        path,
+        kind,
+        flag,
+        env,
+    }
 }
 
 /// Every [`Key`], in declaration order.
 pub(super) static SPECS: [KeySpec; N_KEYS] = [
-    spec(Key::DebugConfig, "debug_config", Kind::Bool, Some("--debug-config"), "HYPERFLEET_DEBUG_CONFIG"),
-    spec(Key::Name, "sentinel.name", Kind::Text, Some("--name"), "HYPERFLEET_SENTINEL_NAME"),
-    spec(Key::LogLevel, "log.level", Kind::Text, Some("--log-level"), "HYPERFLEET_LOG_LEVEL"),
-    spec(Key::LogFormat, "log.format", Kind::Text, Some("--log-format"), "HYPERFLEET_LOG_FORMAT"),
-    spec(Key::LogOutput, "log.output", Kind::Text, Some("--log-output"), "HYPERFLEET_LOG_OUTPUT"),
+    spec(
+        Key::DebugConfig,
+        "debug_config",
+        Kind::Bool,
+        Some("--debug-config"),
+        "HYPERFLEET_DEBUG_CONFIG",
+    ),
+    spec(
+        Key::Name,
+        "sentinel.name",
+        Kind::Text,
+        Some("--name"),
+        "HYPERFLEET_SENTINEL_NAME",
+    ),
+    spec(
+        Key::LogLevel,
+        "log.level",
+        Kind::Text,
+        Some("--log-level"),
+        "HYPERFLEET_LOG_LEVEL",
+    ),
+    spec(
+        Key::LogFormat,
+        "log.format",
+        Kind::Text,
+        Some("--log-format"),
+        "HYPERFLEET_LOG_FORMAT",
+    ),
+    spec(
+        Key::LogOutput,
+        "log.output",
+        Kind::Text,
+        Some("--log-output"),
+        "HYPERFLEET_LOG_OUTPUT",
+    ),
     spec(
         Key::BaseUrl,
         "clients.hyperfleet_api.base_url",
@@ -119,9 +155,27 @@ pub(super) static SPECS: [KeySpec; N_KEYS] = [
         None,
         "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
     ),
-    spec(Key::Topic, "clients.broker.topic", Kind::Text, Some("--broker-topic"), "HYPERFLEET_BROKER_TOPIC"),
-    spec(Key::ResourceType, "resource_type", Kind::Text, Some("--resource-type"), "HYPERFLEET_RESOURCE_TYPE"),
-    spec(Key::PollInterval, "poll_interval", Kind::Duration, Some("--poll-interval"), "HYPERFLEET_POLL_INTERVAL"),
+    spec(
+        Key::Topic,
+        "clients.broker.topic",
+        Kind::Text,
+        Some("--broker-topic"),
+        "HYPERFLEET_BROKER_TOPIC",
+    ),
+    spec(
+        Key::ResourceType,
+        "resource_type",
+        Kind::Text,
+        Some("--resource-type"),
+        "HYPERFLEET_RESOURCE_TYPE",
+    ),
+    spec(
+        Key::PollInterval,
+        "poll_interval",
+        Kind::Duration,
+        Some("--poll-interval"),
+        "HYPERFLEET_POLL_INTERVAL",
+    ),
     spec(
         Key::TracingEnabled,
         "tracing_enabled",
@@ -151,11 +205,17 @@ pub(super) const DURATION_HINT: &str = "a duration such as \"5s\", \"1m30s\" or 
 pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
     match kind {
         Kind::Text => Ok(Scalar::Text(text.to_string())),
-        Kind::Bool => parse_go_bool(text.trim()).map(Scalar::Bool).ok_or_else(|| expectation(kind)),
-        Kind::Int => text.trim().parse::<i64>().map(Scalar::Int).map_err(|_| expectation(kind)),
-        Kind::Duration => {
-            parse_go_duration(text.trim()).map(Scalar::Nanos).ok_or_else(|| expectation(kind))
-        }
+        Kind::Bool => parse_go_bool(text.trim())
+            .map(Scalar::Bool)
+            .ok_or_else(|| expectation(kind)),
+        Kind::Int => text
+            .trim()
+            .parse::<i64>()
+            .map(Scalar::Int)
+            .map_err(|_| expectation(kind)),
+        Kind::Duration => parse_go_duration(text.trim())
+            .map(Scalar::Nanos)
+            .ok_or_else(|| expectation(kind)),
     }
 }
 
@@ -192,6 +252,9 @@ mod tests {
         assert_eq!(parse_text(Kind::Bool, "T"), Ok(Scalar::Bool(true)));
         assert!(parse_text(Kind::Bool, "yes").is_err());
         assert_eq!(parse_text(Kind::Duration, "0"), Ok(Scalar::Nanos(0)));
-        assert_eq!(parse_text(Kind::Text, " a "), Ok(Scalar::Text(" a ".into())));
+        assert_eq!(
+            parse_text(Kind::Text, " a "),
+            Ok(Scalar::Text(" a ".into()))
+        );
     }
 }

@@ -7,7 +7,9 @@
 
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
-use super::{LabelSelector, MessageData, MessageDecisionConfig, ParamConfig, Problem};
+use super::{
+    LabelSelector, MessageData, MessageDecisionConfig, ParamConfig, Problem, already_reported,
+};
 use crate::cel::diag::nearest;
 use serde_yaml::{Mapping, Number, Value};
 use std::collections::HashSet;
@@ -81,7 +83,10 @@ const LOG: &[Entry] = &[
     ("output", Node::Scalar(Key::LogOutput)),
 ];
 const SENTINEL: &[Entry] = &[("name", Node::Scalar(Key::Name))];
-const CLIENTS: &[Entry] = &[("hyperfleet_api", Node::Section(API)), ("broker", Node::Section(BROKER))];
+const CLIENTS: &[Entry] = &[
+    ("hyperfleet_api", Node::Section(API)),
+    ("broker", Node::Section(BROKER)),
+];
 const API: &[Entry] = &[
     ("base_url", Node::Scalar(Key::BaseUrl)),
     ("version", Node::Scalar(Key::ApiVersion)),
@@ -97,14 +102,20 @@ const BROKER: &[Entry] = &[("topic", Node::Scalar(Key::Topic))];
 
 /// Reads a parsed document, adding what is wrong with it to `problems`.
 pub(super) fn read(document: &Value, problems: &mut Vec<Problem>) -> Raw {
-    let mut reader = Reader { raw: Raw::default(), problems };
+    let mut reader = Reader {
+        raw: Raw::default(),
+        problems,
+    };
     match document {
         // An empty file: everything at its default, so the required keys get reported.
         Value::Null => {}
         Value::Mapping(map) => reader.entries(map, "", TOP),
         other => reader.problem(
             "",
-            format!("expected a mapping of configuration keys, got {}", describe(other)),
+            format!(
+                "expected a mapping of configuration keys, got {}",
+                describe(other)
+            ),
         ),
     }
     reader.raw
@@ -112,13 +123,24 @@ pub(super) fn read(document: &Value, problems: &mut Vec<Problem>) -> Raw {
 
 /// `parent.key`, or `key` at the top.
 fn join(parent: &str, key: &str) -> String {
-    if parent.is_empty() { key.to_string() } else { format!("{parent}.{key}") }
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
 }
 
 /// A `message_data` path: `parent.key`, or `parent["a.b"]` when the key is not a plain word.
 fn data_path(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain { join(parent, key) } else { format!("{parent}[{key:?}]") }
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        join(parent, key)
+    } else {
+        format!("{parent}[{key:?}]")
+    }
 }
 
 /// A mapping key as text: scalars as written, anything else described.
@@ -159,7 +181,9 @@ fn number_literal(n: &Number) -> Option<String> {
         return Some(format!("{u}u"));
     }
     // Debug formatting always keeps a `.` or an exponent, so CEL reads a double.
-    n.as_f64().filter(|f| f.is_finite()).map(|f| format!("{f:?}"))
+    n.as_f64()
+        .filter(|f| f.is_finite())
+        .map(|f| format!("{f:?}"))
 }
 
 /// A YAML number as a scalar of `kind`.
@@ -169,7 +193,9 @@ fn number_scalar(kind: Kind, n: &Number) -> Result<Scalar, String> {
         Kind::Int => n.as_i64().map(Scalar::Int).ok_or_else(|| expectation(kind)),
         Kind::Bool => Err(expectation(kind)),
         Kind::Duration if n.as_f64() == Some(0.0) => Ok(Scalar::Nanos(0)),
-        Kind::Duration => Err(format!("expected {DURATION_HINT} (a bare number has no unit)")),
+        Kind::Duration => Err(format!(
+            "expected {DURATION_HINT} (a bare number has no unit)"
+        )),
     }
 }
 
@@ -180,11 +206,11 @@ struct Reader<'p> {
 
 impl Reader<'_> {
     fn problem(&mut self, path: &str, message: impl Into<String>) {
-        self.problems.push(Problem { path: path.to_string(), message: message.into(), source: None });
-    }
-
-    fn has_problem(&self, path: &str) -> bool {
-        self.problems.iter().any(|p| p.path == path)
+        self.problems.push(Problem {
+            path: path.to_string(),
+            message: message.into(),
+            source: None,
+        });
     }
 
     fn unknown_key(&mut self, path: &str, key: &str, names: &[&'static str]) {
@@ -228,7 +254,9 @@ impl Reader<'_> {
             Node::Scalar(key) => self.scalar(value, path, key),
             Node::MessageData => self.raw.message_data = self.message_data_root(value, path),
             Node::MessageDecision => self.raw.message_decision = self.message_decision(value, path),
-            Node::ResourceSelector => self.raw.resource_selector = self.resource_selector(value, path),
+            Node::ResourceSelector => {
+                self.raw.resource_selector = self.resource_selector(value, path)
+            }
         }
     }
 
@@ -276,7 +304,7 @@ impl Reader<'_> {
         match value {
             Some(text) if text.trim().is_empty() => self.problem(path, "must not be empty"),
             Some(text) => return text,
-            None if self.has_problem(path) => {}
+            None if already_reported(self.problems, path) => {}
             None => self.problem(path, "required"),
         }
         String::new()
@@ -288,14 +316,19 @@ impl Reader<'_> {
             Value::Sequence(items) => items,
             other => {
                 let got = describe(other);
-                self.problem(path, format!("expected a sequence of {{label, value}} entries, got {got}"));
+                self.problem(
+                    path,
+                    format!("expected a sequence of {{label, value}} entries, got {got}"),
+                );
                 return Vec::new();
             }
         };
         let mut selectors = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{i}]");
-            let Some(map) = self.entry_mapping(item, &item_path) else { continue };
+            let Some(map) = self.entry_mapping(item, &item_path) else {
+                continue;
+            };
             let (mut label, mut value) = (None, None);
             for (k, v) in map {
                 let key = key_text(k);
@@ -307,7 +340,10 @@ impl Reader<'_> {
                 }
             }
             let label = self.required_text(label, &join(&item_path, "label"));
-            selectors.push(LabelSelector { label, value: value.unwrap_or_default() });
+            selectors.push(LabelSelector {
+                label,
+                value: value.unwrap_or_default(),
+            });
         }
         selectors
     }
@@ -345,14 +381,19 @@ impl Reader<'_> {
             Value::Sequence(items) => items,
             other => {
                 let got = describe(other);
-                self.problem(path, format!("expected a sequence of {{name, expr}} entries, got {got}"));
+                self.problem(
+                    path,
+                    format!("expected a sequence of {{name, expr}} entries, got {got}"),
+                );
                 return Vec::new();
             }
         };
         let mut params: Vec<ParamConfig> = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{i}]");
-            let Some(map) = self.entry_mapping(item, &item_path) else { continue };
+            let Some(map) = self.entry_mapping(item, &item_path) else {
+                continue;
+            };
             let (mut name, mut expr) = (None, None);
             for (k, v) in map {
                 let key = key_text(k);
@@ -365,8 +406,12 @@ impl Reader<'_> {
             }
             let name_path = join(&item_path, "name");
             let name = self.required_text(name, &name_path);
-            if let Some(first) = params.iter().position(|p| !name.is_empty() && p.name == name) {
-                let message = format!("duplicate param name {name:?}, first defined at {path}[{first}]");
+            if let Some(first) = params
+                .iter()
+                .position(|p| !name.is_empty() && p.name == name)
+            {
+                let message =
+                    format!("duplicate param name {name:?}, first defined at {path}[{first}]");
                 self.problem(&name_path, message);
             }
             let expr = self.required_text(expr, &join(&item_path, "expr"));
@@ -381,7 +426,10 @@ impl Reader<'_> {
             Value::Mapping(map) => self.message_object(map, path, 0),
             other => {
                 let got = describe(other);
-                self.problem(path, format!("expected a mapping of keys to CEL expressions, got {got}"));
+                self.problem(
+                    path,
+                    format!("expected a mapping of keys to CEL expressions, got {got}"),
+                );
                 None
             }
         }
@@ -396,8 +444,11 @@ impl Reader<'_> {
             }
             Value::String(s) => Ok(s.clone()),
             Value::Bool(b) => Ok(b.to_string()),
-            Value::Number(n) => number_literal(n).ok_or_else(|| format!("{n} is not a finite number, which CEL cannot write")),
-            Value::Null => Err(format!("null value is not allowed (was it left blank?); {LEAF}")),
+            Value::Number(n) => number_literal(n)
+                .ok_or_else(|| format!("{n} is not a finite number; CEL has no literal for it")),
+            Value::Null => Err(format!(
+                "null value is not allowed (was it left blank?); {LEAF}"
+            )),
             other => Err(format!(
                 "expected a CEL expression, number, boolean or mapping, got {}",
                 describe(other)
@@ -458,7 +509,10 @@ mod tests {
         };
         assert_eq!(lit("5").as_deref(), Some("5"));
         assert_eq!(lit("-3").as_deref(), Some("-3"));
-        assert_eq!(lit("18446744073709551615").as_deref(), Some("18446744073709551615u"));
+        assert_eq!(
+            lit("18446744073709551615").as_deref(),
+            Some("18446744073709551615u")
+        );
         assert_eq!(lit("1.5").as_deref(), Some("1.5"));
         assert_eq!(lit("2.0").as_deref(), Some("2.0"));
         assert_eq!(lit("1e300").as_deref(), Some("1e300"));

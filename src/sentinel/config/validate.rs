@@ -8,7 +8,7 @@ use super::keys::{Key, Scalar};
 use super::schema::Raw;
 use super::{
     ApiConfig, AuthConfig, BrokerClient, Clients, Config, LogConfig, LogFormat, LogLevel,
-    LogOutput, Problem, SentinelConfig,
+    LogOutput, Problem, SentinelConfig, already_reported,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,7 +36,10 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
         resource_type,
         poll_interval,
         resource_selector: raw.resource_selector.clone(),
-        clients: Clients { hyperfleet_api, broker: BrokerClient { topic } },
+        clients: Clients {
+            hyperfleet_api,
+            broker: BrokerClient { topic },
+        },
         log,
         message_data: message_data?,
         message_decision: raw.message_decision.clone(),
@@ -57,7 +60,8 @@ fn check_base_url(text: &str) -> Result<String, String> {
     if trimmed.is_empty() {
         return Err("must not be empty".to_string());
     }
-    let url = reqwest::Url::parse(trimmed).map_err(|e| format!("not a valid URL ({e}): {text:?}"))?;
+    let url =
+        reqwest::Url::parse(trimmed).map_err(|e| format!("not a valid URL ({e}): {text:?}"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("must be an http or https URL, got {text:?}"));
     }
@@ -89,16 +93,16 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn report(&mut self, key: Key, message: impl Into<String>) {
         let source = self.raw.source(key).map(str::to_string);
-        self.problems.push(Problem { path: key.path().to_string(), message: message.into(), source });
-    }
-
-    fn has_problem(&self, path: &str) -> bool {
-        self.problems.iter().any(|p| p.path == path)
+        self.problems.push(Problem {
+            path: key.path().to_string(),
+            message: message.into(),
+            source,
+        });
     }
 
     /// Reports a missing required setting, saying where it can be set.
     fn required(&mut self, key: Key) {
-        if self.has_problem(key.path()) {
+        if already_reported(self.problems, key.path()) {
             return;
         }
         let spec = key.spec();
@@ -131,7 +135,9 @@ impl Checker<'_> {
     }
 
     fn name(&mut self) -> String {
-        let name = self.text(Key::Name).unwrap_or_else(|| DEFAULT_NAME.to_string());
+        let name = self
+            .text(Key::Name)
+            .unwrap_or_else(|| DEFAULT_NAME.to_string());
         if name.trim().is_empty() {
             self.report(Key::Name, "must not be empty");
         }
@@ -163,7 +169,10 @@ impl Checker<'_> {
         match self.nanos(key) {
             None => default,
             Some(n) if n <= 0 => {
-                self.report(key, format!("must be positive, got {}", signed_go_duration(n)));
+                self.report(
+                    key,
+                    format!("must be positive, got {}", signed_go_duration(n)),
+                );
                 default
             }
             Some(n) => to_duration(n),
@@ -183,7 +192,13 @@ impl Checker<'_> {
         };
         let version = self.segment(Key::ApiVersion, Some(DEFAULT_VERSION));
         let timeout = self.positive(Key::Timeout, DEFAULT_TIMEOUT);
-        ApiConfig { base_url, version, timeout, page_size: self.page_size(), auth: self.auth() }
+        ApiConfig {
+            base_url,
+            version,
+            timeout,
+            page_size: self.page_size(),
+            auth: self.auth(),
+        }
     }
 
     fn page_size(&mut self) -> u32 {
@@ -192,7 +207,10 @@ impl Checker<'_> {
             _ => DEFAULT_PAGE_SIZE,
         };
         if !(1..=MAX_PAGE_SIZE).contains(&size) {
-            self.report(Key::PageSize, format!("must be between 1 and {MAX_PAGE_SIZE}, got {size}"));
+            self.report(
+                Key::PageSize,
+                format!("must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
+            );
         }
         u32::try_from(size).unwrap_or(0)
     }
@@ -212,7 +230,10 @@ impl Checker<'_> {
             }
             Some(path) => {
                 if !std::path::Path::new(&path).is_absolute() {
-                    self.report(Key::TokenPath, format!("must be an absolute path, got {path:?}"));
+                    self.report(
+                        Key::TokenPath,
+                        format!("must be an absolute path, got {path:?}"),
+                    );
                 }
                 PathBuf::from(path)
             }
@@ -222,30 +243,45 @@ impl Checker<'_> {
             let message = format!("must not be negative, got {}", signed_go_duration(ttl));
             self.report(Key::TokenCacheTtl, message);
         }
-        Some(AuthConfig { token_path, token_cache_ttl: to_duration(ttl.max(0)) })
+        Some(AuthConfig {
+            token_path,
+            token_cache_ttl: to_duration(ttl.max(0)),
+        })
     }
 
     fn log(&mut self) -> LogConfig {
-        let level = self.choice(Key::LogLevel, LogLevel::Info, "debug, info, warn, error", |s| {
-            match s {
+        let level = self.choice(
+            Key::LogLevel,
+            LogLevel::Info,
+            "debug, info, warn, error",
+            |s| match s {
                 "debug" => Some(LogLevel::Debug),
                 "info" => Some(LogLevel::Info),
                 "warn" | "warning" => Some(LogLevel::Warn),
                 "error" => Some(LogLevel::Error),
                 _ => None,
-            }
-        });
+            },
+        );
         let format = self.choice(Key::LogFormat, LogFormat::Json, "json, text", |s| match s {
             "json" => Some(LogFormat::Json),
             "text" => Some(LogFormat::Text),
             _ => None,
         });
-        let output = self.choice(Key::LogOutput, LogOutput::Stdout, "stdout, stderr", |s| match s {
-            "stdout" => Some(LogOutput::Stdout),
-            "stderr" => Some(LogOutput::Stderr),
-            _ => None,
-        });
-        LogConfig { level, format, output }
+        let output = self.choice(
+            Key::LogOutput,
+            LogOutput::Stdout,
+            "stdout, stderr",
+            |s| match s {
+                "stdout" => Some(LogOutput::Stdout),
+                "stderr" => Some(LogOutput::Stderr),
+                _ => None,
+            },
+        );
+        LogConfig {
+            level,
+            format,
+            output,
+        }
     }
 
     /// One of a few words, matched case-insensitively without surrounding spaces; empty means
@@ -257,7 +293,9 @@ impl Checker<'_> {
         words: &str,
         pick: impl Fn(&str) -> Option<T>,
     ) -> T {
-        let Some(text) = self.text(key) else { return default };
+        let Some(text) = self.text(key) else {
+            return default;
+        };
         let word = text.trim().to_ascii_lowercase();
         if word.is_empty() {
             return default;
@@ -269,10 +307,11 @@ impl Checker<'_> {
     }
 
     fn message_data(&mut self) -> Option<super::MessageData> {
-        if self.raw.message_data.is_none() && !self.has_problem("message_data") {
+        if self.raw.message_data.is_none() && !already_reported(self.problems, "message_data") {
             self.problems.push(Problem {
                 path: "message_data".to_string(),
-                message: "required; a mapping of CloudEvent data keys to CEL expressions".to_string(),
+                message: "required; a mapping of CloudEvent data keys to CEL expressions"
+                    .to_string(),
                 source: None,
             });
         }
@@ -295,9 +334,22 @@ mod tests {
 
     #[test]
     fn base_urls() {
-        assert_eq!(check_base_url("http://api:8000/").as_deref(), Ok("http://api:8000"));
-        assert_eq!(check_base_url(" https://h/prefix// ").as_deref(), Ok("https://h/prefix"));
-        for bad in ["", "api:8000", "ftp://h", "http://h/?a=1", "http://h#x", "/relative"] {
+        assert_eq!(
+            check_base_url("http://api:8000/").as_deref(),
+            Ok("http://api:8000")
+        );
+        assert_eq!(
+            check_base_url(" https://h/prefix// ").as_deref(),
+            Ok("https://h/prefix")
+        );
+        for bad in [
+            "",
+            "api:8000",
+            "ftp://h",
+            "http://h/?a=1",
+            "http://h#x",
+            "/relative",
+        ] {
             assert!(check_base_url(bad).is_err(), "{bad:?}");
         }
     }
