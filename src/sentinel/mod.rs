@@ -2,3 +2,6 @@
 //! health endpoints.
 
 pub mod config;
+pub mod health;
+pub mod logging;
+pub mod metrics;
