@@ -6,8 +6,10 @@
 //! - [`resource`]: a HyperFleet resource decoded once into the fields rules read.
 //! - [`decision`]: message_decision params + result → publish or skip.
 //! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
+//! - [`sim`]: stand-ins for the HyperFleet API (and later the broker) for tests and `simulate`.
 
 pub mod cel;
 pub mod decision;
 pub mod resource;
 pub mod sentinel;
+pub mod sim;
