@@ -3,12 +3,14 @@
 //!
 //! Module map:
 //! - [`cel`]: the CEL compiler (lexer, parser, checker, interpreter, JIT). No I/O.
+//! - [`cmd`]: the subcommands behind the `sentinel` binary.
 //! - [`resource`]: a HyperFleet resource decoded once into the fields rules read.
 //! - [`decision`]: message_decision params + result → publish or skip.
 //! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
 //! - [`sim`]: stand-ins for the HyperFleet API (and later the broker) for tests and `simulate`.
 
 pub mod cel;
+pub mod cmd;
 pub mod decision;
 pub mod resource;
 pub mod sentinel;
