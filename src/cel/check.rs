@@ -445,34 +445,33 @@ fn object_fields(ty: &Type) -> Vec<&'static str> {
 /// The result type of a binary operator on static operand types, or `None` when no overload
 /// applies.
 fn binary_type(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    use Type::*;
     let dyn_either = l.is_dyn() || r.is_dyn();
     match op {
         BinaryOp::And | BinaryOp::Or => {
-            (l.assignable_to(&Bool) && r.assignable_to(&Bool)).then_some(Bool)
+            (l.assignable_to(&Type::Bool) && r.assignable_to(&Type::Bool)).then_some(Type::Bool)
         }
         BinaryOp::Eq | BinaryOp::Ne => {
             let ok = l.assignable_to(r)
                 || (is_numeric(l) && is_numeric(r))
-                || (matches!(l, Null) && (r.is_object() || r.is_dyn()))
-                || (matches!(r, Null) && (l.is_object() || l.is_dyn()));
-            ok.then_some(Bool)
+                || (matches!(l, Type::Null) && (r.is_object() || r.is_dyn()))
+                || (matches!(r, Type::Null) && (l.is_object() || l.is_dyn()));
+            ok.then_some(Type::Bool)
         }
         BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
             let ok = dyn_either
                 || (is_numeric(l) && is_numeric(r))
-                || (l == r && matches!(l, String | Bytes | Bool | Timestamp | Duration));
-            ok.then_some(Bool)
+                || (l == r && matches!(l, Type::String | Type::Bytes | Type::Bool | Type::Timestamp | Type::Duration));
+            ok.then_some(Type::Bool)
         }
         BinaryOp::In => {
             let ok = match r {
-                Dyn => true,
-                List(elem) => l.assignable_to(elem) || (is_numeric(l) && is_numeric(elem)),
-                Map(k, _) => l.assignable_to(k) || (is_numeric(l) && is_numeric(k)),
-                Resource => l.assignable_to(&String),
+                Type::Dyn => true,
+                Type::List(elem) => l.assignable_to(elem) || (is_numeric(l) && is_numeric(elem)),
+                Type::Map(k, _) => l.assignable_to(k) || (is_numeric(l) && is_numeric(k)),
+                Type::Resource => l.assignable_to(&Type::String),
                 _ => false,
             };
-            ok.then_some(Bool)
+            ok.then_some(Type::Bool)
         }
         _ if dyn_either => arithmetic_with_dyn(op, l, r),
         _ => arithmetic(op, l, r),
@@ -480,17 +479,16 @@ fn binary_type(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
 }
 
 fn arithmetic(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    use Type::*;
     match (op, l, r) {
-        (BinaryOp::Rem, Int, Int) | (BinaryOp::Rem, Uint, Uint) => Some(l.clone()),
+        (BinaryOp::Rem, Type::Int, Type::Int) | (BinaryOp::Rem, Type::Uint, Type::Uint) => Some(l.clone()),
         (BinaryOp::Rem, _, _) => None,
-        (_, Int, Int) | (_, Uint, Uint) | (_, Double, Double) => Some(l.clone()),
-        (BinaryOp::Add, String, String) | (BinaryOp::Add, Bytes, Bytes) => Some(l.clone()),
-        (BinaryOp::Add, List(a), List(b)) => Some(Type::list(a.join(b))),
-        (BinaryOp::Add, Timestamp, Duration) | (BinaryOp::Add, Duration, Timestamp) => Some(Timestamp),
-        (BinaryOp::Add, Duration, Duration) | (BinaryOp::Sub, Duration, Duration) => Some(Duration),
-        (BinaryOp::Sub, Timestamp, Timestamp) => Some(Duration),
-        (BinaryOp::Sub, Timestamp, Duration) => Some(Timestamp),
+        (_, Type::Int, Type::Int) | (_, Type::Uint, Type::Uint) | (_, Type::Double, Type::Double) => Some(l.clone()),
+        (BinaryOp::Add, Type::String, Type::String) | (BinaryOp::Add, Type::Bytes, Type::Bytes) => Some(l.clone()),
+        (BinaryOp::Add, Type::List(a), Type::List(b)) => Some(Type::list(a.join(b))),
+        (BinaryOp::Add, Type::Timestamp, Type::Duration) | (BinaryOp::Add, Type::Duration, Type::Timestamp) => Some(Type::Timestamp),
+        (BinaryOp::Add, Type::Duration, Type::Duration) | (BinaryOp::Sub, Type::Duration, Type::Duration) => Some(Type::Duration),
+        (BinaryOp::Sub, Type::Timestamp, Type::Timestamp) => Some(Type::Duration),
+        (BinaryOp::Sub, Type::Timestamp, Type::Duration) => Some(Type::Timestamp),
         _ => None,
     }
 }
@@ -498,12 +496,11 @@ fn arithmetic(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
 /// With a `dyn` operand the overload is chosen at run time; reject only operand types that no
 /// overload of the operator accepts at all.
 fn arithmetic_with_dyn(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    use Type::*;
     let usable = |t: &Type| match op {
-        BinaryOp::Add => matches!(t, Dyn | Int | Uint | Double | String | Bytes | List(_) | Timestamp | Duration),
-        BinaryOp::Sub => matches!(t, Dyn | Int | Uint | Double | Timestamp | Duration),
-        BinaryOp::Rem => matches!(t, Dyn | Int | Uint),
-        _ => matches!(t, Dyn | Int | Uint | Double),
+        BinaryOp::Add => matches!(t, Type::Dyn | Type::Int | Type::Uint | Type::Double | Type::String | Type::Bytes | Type::List(_) | Type::Timestamp | Type::Duration),
+        BinaryOp::Sub => matches!(t, Type::Dyn | Type::Int | Type::Uint | Type::Double | Type::Timestamp | Type::Duration),
+        BinaryOp::Rem => matches!(t, Type::Dyn | Type::Int | Type::Uint),
+        _ => matches!(t, Type::Dyn | Type::Int | Type::Uint | Type::Double),
     };
     if !(usable(l) && usable(r)) {
         return None;
@@ -511,7 +508,7 @@ fn arithmetic_with_dyn(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
     // The same concrete type on the known side gives the result for the numeric operators.
     let known = if l.is_dyn() { r } else { l };
     match (op, known) {
-        (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem, Int | Uint | Double) => Some(known.clone()),
-        _ => Some(Dyn),
+        (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem, Type::Int | Type::Uint | Type::Double) => Some(known.clone()),
+        _ => Some(Type::Dyn),
     }
 }

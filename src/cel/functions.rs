@@ -26,9 +26,6 @@ enum P {
     Int,
     Str,
     Bytes,
-    Bool,
-    Double,
-    Uint,
     Ts,
     Dur,
     List,
@@ -44,9 +41,6 @@ impl P {
             P::Int => Type::Int,
             P::Str => Type::String,
             P::Bytes => Type::Bytes,
-            P::Bool => Type::Bool,
-            P::Double => Type::Double,
-            P::Uint => Type::Uint,
             P::Ts => Type::Timestamp,
             P::Dur => Type::Duration,
             P::List => Type::list(Type::Dyn),
@@ -107,44 +101,44 @@ fn builtin(name: &str) -> Option<Builtin> {
     })
 }
 
-fn signatures(f: Builtin) -> &'static [Sig] {
+fn signatures(f: Builtin) -> Vec<Sig> {
     use P::*;
-    const fn s(recv: bool, params: &'static [P], ret: fn(&[Type]) -> Type) -> Sig {
+    fn s(recv: bool, params: &'static [P], ret: fn(&[Type]) -> Type) -> Sig {
         Sig(recv, params, ret)
     }
     match f {
-        Builtin::Condition => &[s(false, &[Str], |_| Type::Condition)],
-        Builtin::Size => &[
+        Builtin::Condition => vec![s(false, &[Str], |_| Type::Condition)],
+        Builtin::Size => vec![
             s(false, &[Str], int), s(false, &[Bytes], int), s(false, &[List], int), s(false, &[Map], int),
             s(true, &[Str], int), s(true, &[Bytes], int), s(true, &[List], int), s(true, &[Map], int),
         ],
-        Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => &[s(true, &[Str, Str], boolean)],
-        Builtin::Matches => &[s(true, &[Str, Str], boolean), s(false, &[Str, Str], boolean)],
-        Builtin::ToInt => &[s(false, &[Any], int)],
-        Builtin::ToUint => &[s(false, &[Any], |_| Type::Uint)],
-        Builtin::ToDouble => &[s(false, &[Any], |_| Type::Double)],
-        Builtin::ToString => &[s(false, &[Any], string)],
-        Builtin::ToBool => &[s(false, &[Any], boolean)],
-        Builtin::ToBytes => &[s(false, &[Any], |_| Type::Bytes)],
-        Builtin::ToTimestamp => &[s(false, &[Any], |_| Type::Timestamp)],
-        Builtin::ToDuration => &[s(false, &[Any], |_| Type::Duration)],
-        Builtin::Dyn => &[s(false, &[Any], |_| Type::Dyn)],
-        Builtin::TypeOf => &[s(false, &[Any], |_| Type::Type)],
-        Builtin::TimePart(_) => &[s(true, &[Ts], int), s(true, &[Ts, Str], int), s(true, &[Dur], int)],
-        Builtin::CharAt => &[s(true, &[Str, Int], string)],
-        Builtin::IndexOf | Builtin::LastIndexOf => &[s(true, &[Str, Str], int), s(true, &[Str, Str, Int], int)],
+        Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => vec![s(true, &[Str, Str], boolean)],
+        Builtin::Matches => vec![s(true, &[Str, Str], boolean), s(false, &[Str, Str], boolean)],
+        Builtin::ToInt => vec![s(false, &[Any], int)],
+        Builtin::ToUint => vec![s(false, &[Any], |_| Type::Uint)],
+        Builtin::ToDouble => vec![s(false, &[Any], |_| Type::Double)],
+        Builtin::ToString => vec![s(false, &[Any], string)],
+        Builtin::ToBool => vec![s(false, &[Any], boolean)],
+        Builtin::ToBytes => vec![s(false, &[Any], |_| Type::Bytes)],
+        Builtin::ToTimestamp => vec![s(false, &[Any], |_| Type::Timestamp)],
+        Builtin::ToDuration => vec![s(false, &[Any], |_| Type::Duration)],
+        Builtin::Dyn => vec![s(false, &[Any], |_| Type::Dyn)],
+        Builtin::TypeOf => vec![s(false, &[Any], |_| Type::Type)],
+        Builtin::TimePart(_) => vec![s(true, &[Ts], int), s(true, &[Ts, Str], int), s(true, &[Dur], int)],
+        Builtin::CharAt => vec![s(true, &[Str, Int], string)],
+        Builtin::IndexOf | Builtin::LastIndexOf => vec![s(true, &[Str, Str], int), s(true, &[Str, Str, Int], int)],
         Builtin::LowerAscii | Builtin::UpperAscii | Builtin::Trim | Builtin::Reverse => {
-            &[s(true, &[Str], string)]
+            vec![s(true, &[Str], string)]
         }
-        Builtin::Replace => &[s(true, &[Str, Str, Str], string), s(true, &[Str, Str, Str, Int], string)],
-        Builtin::Split => &[
+        Builtin::Replace => vec![s(true, &[Str, Str, Str], string), s(true, &[Str, Str, Str, Int], string)],
+        Builtin::Split => vec![
             s(true, &[Str, Str], |_| Type::list(Type::String)),
             s(true, &[Str, Str, Int], |_| Type::list(Type::String)),
         ],
-        Builtin::Substring => &[s(true, &[Str, Int], string), s(true, &[Str, Int, Int], string)],
-        Builtin::Join => &[s(true, &[ListStr], string), s(true, &[ListStr, Str], string)],
-        Builtin::Quote => &[s(false, &[Str], string)],
-        Builtin::Format => &[s(true, &[Str, List], string)],
+        Builtin::Substring => vec![s(true, &[Str, Int], string), s(true, &[Str, Int, Int], string)],
+        Builtin::Join => vec![s(true, &[ListStr], string), s(true, &[ListStr, Str], string)],
+        Builtin::Quote => vec![s(false, &[Str], string)],
+        Builtin::Format => vec![s(true, &[Str, List], string)],
     }
 }
 
