@@ -124,13 +124,11 @@ impl Fleet {
         let mut store = self.write(collection);
         let pos = store.index.remove(id)?;
         let removed = store.items.remove(pos);
-        for later in &store.items[pos..] {
-            if let Ok(later_id) = resource_id(later) {
-                // Index entries after the removed one shift down by one.
-                let later_id = later_id.to_string();
-                if let Some(p) = store.index.get_mut(&later_id) {
-                    *p -= 1;
-                }
+        let Store { items, index } = &mut *store;
+        for later in &items[pos..] {
+            // Index entries after the removed one shift down by one.
+            if let Some(p) = resource_id(later).ok().and_then(|id| index.get_mut(id)) {
+                *p -= 1;
             }
         }
         Some(removed)
