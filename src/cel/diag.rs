@@ -26,7 +26,12 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic with a message and a span, no label or notes.
     pub fn new(message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic { message: message.into(), span, label: String::new(), notes: Vec::new() }
+        Diagnostic {
+            message: message.into(),
+            span,
+            label: String::new(),
+            notes: Vec::new(),
+        }
     }
 
     /// Adds the text shown under the caret.
@@ -107,7 +112,10 @@ mod tests {
         let d = Diagnostic::new("undeclared reference to 'nwo'", Span::new(4, 7))
             .with_note("did you mean 'now'?");
         let text = render(&[d], "message_decision.params[0] \"x\"", "1 + nwo");
-        assert!(text.contains("message_decision.params[0] \"x\":1:5"), "{text}");
+        assert!(
+            text.contains("message_decision.params[0] \"x\":1:5"),
+            "{text}"
+        );
         assert!(text.contains("^^^"), "{text}");
         assert!(text.contains("did you mean 'now'?"), "{text}");
     }
