@@ -27,8 +27,8 @@ use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::task::JoinHandle;
 use token::TokenSource;
+use tokio::task::JoinHandle;
 
 /// What the client needs from the sentinel configuration.
 #[derive(Clone, Debug)]
@@ -100,7 +100,10 @@ impl ApiClient {
         let base = reqwest::Url::parse(&config.base_url)
             .map_err(|e| ApiError::Config(format!("base url {:?}: {e}", config.base_url)))?;
         if !matches!(base.scheme(), "http" | "https") {
-            let reason = format!("base url {:?}: scheme is not http or https", config.base_url);
+            let reason = format!(
+                "base url {:?}: scheme is not http or https",
+                config.base_url
+            );
             return Err(ApiError::Config(reason));
         }
         let user_agent = HeaderValue::from_str(&config.user_agent)
@@ -116,7 +119,13 @@ impl ApiClient {
             .token_path
             .clone()
             .map(|path| TokenSource::new(path, config.token_cache_ttl));
-        Ok(ApiClient { inner: Arc::new(Inner { http, config, token }) })
+        Ok(ApiClient {
+            inner: Arc::new(Inner {
+                http,
+                config,
+                token,
+            }),
+        })
     }
 
     /// The configuration the client was built from.
@@ -128,7 +137,7 @@ impl ApiClient {
     /// has. Only a 200 passes; any other status is an [`ApiError::Http`] carrying it.
     pub async fn probe(&self, resource_type: &str) -> Result<(), ApiError> {
         let url = query::probe_url(&self.collection_url(resource_type));
-        self.inner.get(&url).await.map(drop)
+        self.inner.get(&url, |_| Ok(())).await
     }
 
     /// Starts listing `resource_type` (`clusters`, `nodepools`), filtered by the TSL `search`
@@ -154,8 +163,12 @@ impl ApiClient {
 }
 
 impl Inner {
-    /// One GET: the body of a 200 response, or the error. Not retried here.
-    async fn get(&self, url: &str) -> Result<Vec<u8>, ApiError> {
+    /// One GET, not retried here: `parse` applied to the body of a 200 response, or the error.
+    async fn get<T>(
+        &self,
+        url: &str,
+        parse: impl FnOnce(&[u8]) -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
         let mut request = self.http.get(url);
         if let Some(token) = &self.token {
             // Read before sending: a token failure means no request goes out at all.
@@ -170,12 +183,12 @@ impl Inner {
         if status != reqwest::StatusCode::OK {
             return Err(ApiError::http(status.as_u16(), &body));
         }
-        Ok(body.to_vec())
+        parse(&body)
     }
 
     /// Fetches and decodes one list page, retrying retriable failures of this page only.
     async fn fetch_page(self: Arc<Inner>, url: String, number: u32) -> Result<Decoded, ApiError> {
-        let attempt = || async { decode_page(&self.get(&url).await?) };
+        let attempt = || self.get(&url, decode_page);
         let on_retry = |retry: u32, err: &ApiError, wait: Duration| {
             tracing::warn!(page = number, retry, wait_ms = wait.as_millis() as u64, error = %err,
                 "retrying hyperfleet api request");
@@ -203,8 +216,16 @@ struct Envelope {
 /// Decodes one list page. The only place response bytes become resources.
 fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
     let envelope: Envelope = serde_json::from_slice(body).map_err(ApiError::Decode)?;
-    let items = envelope.items.unwrap_or_default().into_iter().map(Resource::from_json).collect();
-    Ok(Decoded { items, total: envelope.total.max(0) as u64 })
+    let items = envelope
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(Resource::from_json)
+        .collect();
+    Ok(Decoded {
+        items,
+        total: envelope.total.max(0) as u64,
+    })
 }
 
 /// The pages of one listing, yielded in order while up to `prefetch` pages are fetched ahead.
@@ -250,7 +271,11 @@ impl Pager {
             self.top_up(decoded.total);
         }
         let items = self.dedupe(number, decoded.items);
-        Some(Ok(Page { number, items, total: decoded.total }))
+        Some(Ok(Page {
+            number,
+            items,
+            total: decoded.total,
+        }))
     }
 
     /// Requests pages ahead up to the prefetch bound and the last page `total` implies.
@@ -290,7 +315,11 @@ impl Pager {
         });
         if items.len() < before {
             let dropped = before - items.len();
-            tracing::warn!(page = number, dropped, "dropped resources already seen this cycle");
+            tracing::warn!(
+                page = number,
+                dropped,
+                "dropped resources already seen this cycle"
+            );
         }
         items
     }
@@ -308,7 +337,9 @@ mod tests {
 
     #[test]
     fn envelope_tolerates_extra_fields_and_null_items() {
-        let page = decode_page(br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":null,"x":1}"#);
+        let page = decode_page(
+            br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":null,"x":1}"#,
+        );
         let page = page.unwrap();
         assert!(page.items.is_empty());
         assert_eq!(page.total, 0);
@@ -330,10 +361,15 @@ mod tests {
         let client = ApiClient::new(ApiClientConfig::default()).unwrap();
         let mut pager = client.list("clusters", None);
         let page = |ids: &[&str]| {
-            ids.iter().map(|id| Resource::from_json(serde_json::json!({"id": id}))).collect()
+            ids.iter()
+                .map(|id| Resource::from_json(serde_json::json!({"id": id})))
+                .collect()
         };
         let ids = |items: Vec<Resource>| -> Vec<String> {
-            items.iter().map(|r| r.id.as_deref().unwrap().to_string()).collect()
+            items
+                .iter()
+                .map(|r| r.id.as_deref().unwrap().to_string())
+                .collect()
         };
         assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);
         assert_eq!(ids(pager.dedupe(2, page(&["b", "c", ""]))), ["c", ""]);
@@ -341,11 +377,20 @@ mod tests {
 
     #[test]
     fn bad_configs_are_rejected() {
-        let bad_url = ApiClientConfig { base_url: "not a url".into(), ..Default::default() };
+        let bad_url = ApiClientConfig {
+            base_url: "not a url".into(),
+            ..Default::default()
+        };
         assert!(matches!(ApiClient::new(bad_url), Err(ApiError::Config(_))));
-        let ftp = ApiClientConfig { base_url: "ftp://h".into(), ..Default::default() };
+        let ftp = ApiClientConfig {
+            base_url: "ftp://h".into(),
+            ..Default::default()
+        };
         assert!(matches!(ApiClient::new(ftp), Err(ApiError::Config(_))));
-        let bad_ua = ApiClientConfig { user_agent: "a\nb".into(), ..Default::default() };
+        let bad_ua = ApiClientConfig {
+            user_agent: "a\nb".into(),
+            ..Default::default()
+        };
         assert!(matches!(ApiClient::new(bad_ua), Err(ApiError::Config(_))));
     }
 }

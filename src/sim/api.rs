@@ -69,7 +69,10 @@ impl FakeApi {
 
     /// Requires `Authorization: Bearer <token>` on every request from now on (`None`: no auth).
     pub fn set_expected_token(&self, token: Option<&str>) {
-        *self.expected_token.lock().unwrap_or_else(|e| e.into_inner()) = token.map(str::to_string);
+        *self
+            .expected_token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = token.map(str::to_string);
     }
 
     /// Adds a fault rule (a bare [`Fault`] fires once, on the next request).
@@ -83,7 +86,10 @@ impl FakeApi {
     }
 
     fn token_accepted(&self, authorization: Option<&HeaderValue>) -> bool {
-        let expected = self.expected_token.lock().unwrap_or_else(|e| e.into_inner());
+        let expected = self
+            .expected_token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let Some(expected) = expected.as_deref() else {
             return true;
         };
@@ -133,7 +139,13 @@ pub async fn serve(
         let _ = rx.await;
     });
     let task = tokio::spawn(async move { server.await });
-    Ok((local, ServerHandle { shutdown: Some(tx), task: Some(task) }))
+    Ok((
+        local,
+        ServerHandle {
+            shutdown: Some(tx),
+            task: Some(task),
+        },
+    ))
 }
 
 /// The fake API's routes, behind the record → auth → fault front.
@@ -143,8 +155,14 @@ pub fn router(api: Arc<FakeApi>) -> Router {
         .route(&format!("{V1}/clusters"), get(list_clusters))
         .route(&format!("{V1}/nodepools"), get(list_nodepools))
         .route(&format!("{V1}/clusters/{{cluster_id}}"), get(get_cluster))
-        .route(&format!("{V1}/clusters/{{cluster_id}}/nodepools"), get(list_cluster_nodepools))
-        .route(&format!("{V1}/clusters/{{cluster_id}}/nodepools/{{nodepool_id}}"), get(get_nodepool))
+        .route(
+            &format!("{V1}/clusters/{{cluster_id}}/nodepools"),
+            get(list_cluster_nodepools),
+        )
+        .route(
+            &format!("{V1}/clusters/{{cluster_id}}/nodepools/{{nodepool_id}}"),
+            get(get_nodepool),
+        )
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(api.clone(), front))
         .with_state(api)
@@ -152,20 +170,41 @@ pub fn router(api: Arc<FakeApi>) -> Router {
 
 /// Records the request, checks the token, and applies the next matching fault.
 async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) -> Response {
-    let uri = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_string();
+    let uri = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_string();
     let headers = request
         .headers()
         .iter()
-        .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     let method = request.method().to_string();
-    api.recorder.record(RecordedRequest { method, uri: uri.clone(), headers });
+    api.recorder.record(RecordedRequest {
+        method,
+        uri: uri.clone(),
+        headers,
+    });
     let path = request.uri().path().to_string();
     if !api.token_accepted(request.headers().get(header::AUTHORIZATION)) {
         let detail = "Account authentication could not be verified";
-        return problem(StatusCode::UNAUTHORIZED, "Authentication Required", detail, &path);
+        return problem(
+            StatusCode::UNAUTHORIZED,
+            "Authentication Required",
+            detail,
+            &path,
+        );
     }
-    match api.faults.take(&path, page_param(request.uri().query().unwrap_or(""))) {
+    match api
+        .faults
+        .take(&path, page_param(request.uri().query().unwrap_or("")))
+    {
         None => next.run(request).await,
         Some(Fault::Delay(delay)) => {
             tokio::time::sleep(delay).await;
@@ -227,7 +266,12 @@ async fn not_found(request: Request) -> Response {
 }
 
 /// A list page of `collection`, optionally only the nodepools owned by cluster `owner`.
-fn list(api: &FakeApi, collection: Collection, owner: Option<&str>, params: QueryParams) -> Response {
+fn list(
+    api: &FakeApi,
+    collection: Collection,
+    owner: Option<&str>,
+    params: QueryParams,
+) -> Response {
     let instance = format!("/api/hyperfleet/v1/{}", collection.path());
     let bad = |detail: String| problem(StatusCode::BAD_REQUEST, "Bad Request", &detail, &instance);
     let Query(params) = match params {
@@ -267,18 +311,27 @@ fn number_param(
     };
     match text.parse::<u32>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("{name} must be an integer between 1 and {max}, got {text:?}")),
+        _ => Err(format!(
+            "{name} must be an integer between 1 and {max}, got {text:?}"
+        )),
     }
 }
 
 fn owner_id(resource: &Json) -> Option<&str> {
-    resource.pointer("/owner_references/id").and_then(Json::as_str)
+    resource
+        .pointer("/owner_references/id")
+        .and_then(Json::as_str)
 }
 
 fn missing(collection: Collection, id: &str) -> Response {
     let detail = format!("{} with id='{id}' not found", collection.kind());
     let instance = format!("/api/hyperfleet/v1/{}/{id}", collection.path());
-    problem(StatusCode::NOT_FOUND, "Resource Not Found", &detail, &instance)
+    problem(
+        StatusCode::NOT_FOUND,
+        "Resource Not Found",
+        &detail,
+        &instance,
+    )
 }
 
 fn json_response(body: &impl serde::Serialize) -> Response {
@@ -286,7 +339,12 @@ fn json_response(body: &impl serde::Serialize) -> Response {
         Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
         Err(err) => {
             let detail = err.to_string();
-            problem(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error", &detail, "")
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal Server Error",
+                &detail,
+                "",
+            )
         }
     }
 }

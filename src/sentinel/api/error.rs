@@ -94,7 +94,10 @@ impl ApiError {
             end -= 1;
         }
         let excerpt = String::from_utf8_lossy(&body[..end]).trim().to_string();
-        ApiError::Http { status, body_excerpt: excerpt }
+        ApiError::Http {
+            status,
+            body_excerpt: excerpt,
+        }
     }
 }
 
@@ -120,7 +123,10 @@ mod tests {
 
     #[test]
     fn retriable_statuses_match_the_go_sentinel() {
-        let http = |status| ApiError::Http { status, body_excerpt: String::new() };
+        let http = |status| ApiError::Http {
+            status,
+            body_excerpt: String::new(),
+        };
         for status in [500, 502, 503, 504, 408, 429] {
             assert!(http(status).is_retriable(), "{status}");
         }

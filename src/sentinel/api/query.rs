@@ -21,7 +21,11 @@ where
         .into_iter()
         .filter(|(label, _)| !label.as_ref().is_empty())
         .map(|(label, value)| {
-            format!("labels.{}='{}'", label.as_ref(), value.as_ref().replace('\'', "''"))
+            format!(
+                "labels.{}='{}'",
+                label.as_ref(),
+                value.as_ref().replace('\'', "''")
+            )
         })
         .collect();
     if terms.is_empty() {

@@ -19,7 +19,11 @@ pub(crate) struct TokenSource {
 
 impl TokenSource {
     pub(crate) fn new(path: PathBuf, ttl: Duration) -> TokenSource {
-        TokenSource { path, ttl, cached: Mutex::new(None) }
+        TokenSource {
+            path,
+            ttl,
+            cached: Mutex::new(None),
+        }
     }
 
     /// The current token: from the cache while it is younger than the TTL, else from the file.
@@ -44,8 +48,10 @@ impl TokenSource {
     /// less than handing it to a blocking thread would.
     fn read(&self) -> Result<Arc<str>, TokenError> {
         let path = self.path.display().to_string();
-        let raw = std::fs::read_to_string(&self.path)
-            .map_err(|source| TokenError::Read { path: path.clone(), source })?;
+        let raw = std::fs::read_to_string(&self.path).map_err(|source| TokenError::Read {
+            path: path.clone(),
+            source,
+        })?;
         let token = raw.trim();
         if token.is_empty() {
             return Err(TokenError::Empty { path });

@@ -38,33 +38,53 @@ pub struct FaultRule {
 impl FaultRule {
     /// A rule firing once, on the next request.
     pub fn new(fault: Fault) -> FaultRule {
-        FaultRule { fault, page: None, path_prefix: None, remaining: Some(1) }
+        FaultRule {
+            fault,
+            page: None,
+            path_prefix: None,
+            remaining: Some(1),
+        }
     }
 
     /// Restricts the rule to requests for list page `page`.
     pub fn on_page(self, page: u32) -> FaultRule {
-        FaultRule { page: Some(page), ..self }
+        FaultRule {
+            page: Some(page),
+            ..self
+        }
     }
 
     /// Restricts the rule to paths starting with `prefix`.
     pub fn on_path(self, prefix: &str) -> FaultRule {
-        FaultRule { path_prefix: Some(prefix.to_string()), ..self }
+        FaultRule {
+            path_prefix: Some(prefix.to_string()),
+            ..self
+        }
     }
 
     /// Lets the rule fire `times` times.
     pub fn times(self, times: u32) -> FaultRule {
-        FaultRule { remaining: Some(times), ..self }
+        FaultRule {
+            remaining: Some(times),
+            ..self
+        }
     }
 
     /// Lets the rule fire on every matching request.
     pub fn always(self) -> FaultRule {
-        FaultRule { remaining: None, ..self }
+        FaultRule {
+            remaining: None,
+            ..self
+        }
     }
 
     fn matches(&self, path: &str, page: Option<u32>) -> bool {
         self.remaining != Some(0)
             && self.page.is_none_or(|p| page == Some(p))
-            && self.path_prefix.as_deref().is_none_or(|prefix| path.starts_with(prefix))
+            && self
+                .path_prefix
+                .as_deref()
+                .is_none_or(|prefix| path.starts_with(prefix))
     }
 }
 
@@ -125,7 +145,10 @@ impl RecordedRequest {
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The path without the query.
@@ -146,7 +169,10 @@ impl RecordedRequest {
 
 /// The `page` parameter of a raw query string, if present and a number.
 pub fn page_param(query: &str) -> Option<u32> {
-    query.split('&').find_map(|pair| pair.strip_prefix("page=")).and_then(|p| p.parse().ok())
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("page="))
+        .and_then(|p| p.parse().ok())
 }
 
 /// The last requests received, oldest first, at most `capacity` of them.
@@ -159,7 +185,10 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder keeping the last `capacity` requests.
     pub fn new(capacity: usize) -> Recorder {
-        Recorder { requests: Mutex::new(VecDeque::new()), capacity }
+        Recorder {
+            requests: Mutex::new(VecDeque::new()),
+            capacity,
+        }
     }
 
     /// Records a request, forgetting the oldest beyond capacity.
@@ -224,9 +253,17 @@ mod tests {
         let recorder = Recorder::new(2);
         for page in 1..=3 {
             let uri = format!("/c?page={page}&size=1");
-            recorder.record(RecordedRequest { method: "GET".into(), uri, headers: vec![] });
+            recorder.record(RecordedRequest {
+                method: "GET".into(),
+                uri,
+                headers: vec![],
+            });
         }
-        let pages: Vec<_> = recorder.requests().iter().map(RecordedRequest::page).collect();
+        let pages: Vec<_> = recorder
+            .requests()
+            .iter()
+            .map(RecordedRequest::page)
+            .collect();
         assert_eq!(pages, [Some(2), Some(3)]);
         assert_eq!(recorder.requests()[0].path(), "/c");
     }

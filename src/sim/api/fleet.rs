@@ -168,11 +168,15 @@ impl Fleet {
     fn read(&self, collection: Collection) -> RwLockReadGuard<'_, Store> {
         // Writers never panic while holding the lock except inside a caller's `update` closure,
         // and then the store is unchanged, so a poisoned lock still guards a consistent store.
-        self.lock(collection).read().unwrap_or_else(|e| e.into_inner())
+        self.lock(collection)
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn write(&self, collection: Collection) -> RwLockWriteGuard<'_, Store> {
-        self.lock(collection).write().unwrap_or_else(|e| e.into_inner())
+        self.lock(collection)
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn lock(&self, collection: Collection) -> &RwLock<Store> {
@@ -185,7 +189,9 @@ impl Fleet {
 
 fn resource_id(resource: &Json) -> Result<&str, FleetError> {
     let obj = resource.as_object().ok_or(FleetError::NotAnObject)?;
-    obj.get("id").and_then(Json::as_str).ok_or(FleetError::MissingId)
+    obj.get("id")
+        .and_then(Json::as_str)
+        .ok_or(FleetError::MissingId)
 }
 
 /// A deterministic, API-shaped resource number `index` of `collection`: a UUID-like id, name,
@@ -202,8 +208,10 @@ pub fn sample_resource(collection: Collection, index: u64, labels: &[(&str, &str
             "last_transition_time": time,
         })
     };
-    let labels: serde_json::Map<String, Json> =
-        labels.iter().map(|(k, v)| (k.to_string(), Json::from(*v))).collect();
+    let labels: serde_json::Map<String, Json> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), Json::from(*v)))
+        .collect();
     let mut resource = json!({
         "kind": collection.kind(),
         "id": id,
@@ -233,7 +241,10 @@ pub fn sample_id(collection: Collection, index: u64) -> String {
         Collection::Clusters => 0xc1u8,
         Collection::NodePools => 0x9e,
     };
-    format!("019466a0-00{tag:02x}-7000-8000-{:012x}", index & 0xffff_ffff_ffff)
+    format!(
+        "019466a0-00{tag:02x}-7000-8000-{:012x}",
+        index & 0xffff_ffff_ffff
+    )
 }
 
 fn sample_time(index: u64) -> String {
@@ -250,7 +261,12 @@ mod tests {
         let fleet = Fleet::new();
         for i in 0..n {
             let shard = if i % 2 == 0 { "even" } else { "odd" };
-            fleet.insert(Collection::Clusters, sample_resource(Collection::Clusters, i, &[("shard", shard)])).unwrap();
+            fleet
+                .insert(
+                    Collection::Clusters,
+                    sample_resource(Collection::Clusters, i, &[("shard", shard)]),
+                )
+                .unwrap();
         }
         fleet
     }
@@ -264,7 +280,12 @@ mod tests {
         let page = fleet.list(Collection::Clusters, odd, 1, 2);
         assert_eq!(page.total, 3);
         assert_eq!(page.items[0]["id"], sample_id(Collection::Clusters, 1));
-        assert!(fleet.list(Collection::Clusters, |_| true, 9, 3).items.is_empty());
+        assert!(
+            fleet
+                .list(Collection::Clusters, |_| true, 9, 3)
+                .items
+                .is_empty()
+        );
     }
 
     #[test]
@@ -274,20 +295,33 @@ mod tests {
         let id3 = sample_id(Collection::Clusters, 3);
         assert!(fleet.remove(Collection::Clusters, &id1).is_some());
         assert!(fleet.update(Collection::Clusters, &id3, |r| r["generation"] = json!(2)));
-        assert_eq!(fleet.get(Collection::Clusters, &id3).unwrap()["generation"], 2);
+        assert_eq!(
+            fleet.get(Collection::Clusters, &id3).unwrap()["generation"],
+            2
+        );
         assert!(fleet.update(Collection::Clusters, &id3, |r| r["id"] = json!("other")));
         assert!(fleet.get(Collection::Clusters, &id3).is_some());
         assert_eq!(fleet.len(Collection::Clusters), 3);
-        assert_eq!(fleet.insert(Collection::Clusters, json!([])), Err(FleetError::NotAnObject));
-        assert_eq!(fleet.insert(Collection::Clusters, json!({})), Err(FleetError::MissingId));
+        assert_eq!(
+            fleet.insert(Collection::Clusters, json!([])),
+            Err(FleetError::NotAnObject)
+        );
+        assert_eq!(
+            fleet.insert(Collection::Clusters, json!({})),
+            Err(FleetError::MissingId)
+        );
         assert!(fleet.is_empty(Collection::NodePools));
     }
 
     #[test]
     fn sample_resources_decode_cleanly() {
-        let r = crate::resource::Resource::from_json(sample_resource(Collection::NodePools, 5, &[]));
+        let r =
+            crate::resource::Resource::from_json(sample_resource(Collection::NodePools, 5, &[]));
         assert_eq!(r.kind.as_deref().unwrap(), "NodePool");
         assert_eq!(r.created_time.as_deref().unwrap(), "2025-01-01T00:00:05Z");
-        assert_eq!(r.condition("Reconciled").unwrap().observed_generation, Ok(1));
+        assert_eq!(
+            r.condition("Reconciled").unwrap().observed_generation,
+            Ok(1)
+        );
     }
 }

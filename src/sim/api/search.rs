@@ -40,7 +40,9 @@ impl Search {
     pub fn matches(&self, resource: &Json) -> bool {
         self.terms.iter().all(|term| match term {
             Term::LabelEquals { key, value } => {
-                resource.pointer("/labels").and_then(|labels| labels.get(key))
+                resource
+                    .pointer("/labels")
+                    .and_then(|labels| labels.get(key))
                     == Some(&Json::String(value.clone()))
             }
         })
@@ -80,7 +82,10 @@ impl Cursor<'_> {
     }
 
     fn fail<T>(&self, reason: &'static str) -> Result<T, SearchError> {
-        Err(SearchError { offset: self.pos, reason })
+        Err(SearchError {
+            offset: self.pos,
+            reason,
+        })
     }
 
     fn skip_spaces(&mut self) {
@@ -160,7 +165,10 @@ mod tests {
     use serde_json::json;
 
     fn label(key: &str, value: &str) -> Term {
-        Term::LabelEquals { key: key.into(), value: value.into() }
+        Term::LabelEquals {
+            key: key.into(),
+            value: value.into(),
+        }
     }
 
     #[test]
@@ -168,7 +176,13 @@ mod tests {
         let search = parse_search("labels.env='it''s' and labels.shard = 'a b'").unwrap();
         assert_eq!(search.terms, [label("env", "it's"), label("shard", "a b")]);
         assert_eq!(parse_search("  ").unwrap(), Search::default());
-        assert_eq!(parse_search("labels.x='' AND labels.y='1'").unwrap().terms.len(), 2);
+        assert_eq!(
+            parse_search("labels.x='' AND labels.y='1'")
+                .unwrap()
+                .terms
+                .len(),
+            2
+        );
     }
 
     #[test]
