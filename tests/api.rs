@@ -438,6 +438,21 @@ async fn prefetch_yields_pages_in_order() {
 }
 
 #[tokio::test]
+async fn prefetch_has_several_pages_in_flight() {
+    let env = env_with(clusters(100, "prod")).await;
+    // Page 2 is answered only once page 5 was requested: a serial pager would get a 409.
+    env.api
+        .inject(FaultRule::new(Fault::HoldUntilPage(5)).on_page(2));
+    let config = ApiClientConfig {
+        prefetch: 4,
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages), cluster_ids(0..100));
+}
+
+#[tokio::test]
 async fn follows_a_total_that_grows_during_the_listing() {
     let env = env_with(clusters(20, "prod")).await;
     let mut pager = env.client(10).list("clusters", None);

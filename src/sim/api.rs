@@ -18,7 +18,7 @@ mod faults;
 mod fleet;
 mod search;
 
-pub use faults::{Fault, FaultRule, Faults, RecordedRequest, Recorder, page_param};
+pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
 pub use fleet::{Collection, Fleet, FleetError, ListPage, sample_id, sample_resource};
 pub use search::{Search, SearchError, Term, parse_search};
 
@@ -208,6 +208,17 @@ async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) ->
         None => next.run(request).await,
         Some(Fault::Delay(delay)) => {
             tokio::time::sleep(delay).await;
+            next.run(request).await
+        }
+        Some(Fault::HoldUntilPage(page)) => {
+            let start = std::time::Instant::now();
+            while !api.recorder.saw_page(page) {
+                if start.elapsed() > HOLD_LIMIT {
+                    let detail = format!("page {page} was never requested while this one was held");
+                    return problem(StatusCode::CONFLICT, "Conflict", &detail, &path);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
             next.run(request).await
         }
         Some(Fault::MalformedJson) => {

@@ -20,7 +20,14 @@ pub enum Fault {
     Delay(Duration),
     /// Answer 200 with a truncated, unparseable JSON body.
     MalformedJson,
+    /// Hold the request until a request for list page `page` has arrived, then answer normally;
+    /// answer 409 if none arrives within [`HOLD_LIMIT`]. Proves a client has several requests in
+    /// flight at once, without timing assumptions.
+    HoldUntilPage(u32),
 }
+
+/// How long [`Fault::HoldUntilPage`] waits for the page it waits for.
+pub const HOLD_LIMIT: Duration = Duration::from_secs(10);
 
 /// A fault with the requests it applies to and how many times it may fire.
 #[derive(Clone, Debug, PartialEq)]
@@ -206,6 +213,11 @@ impl Recorder {
     /// A copy of the recorded requests, oldest first.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.lock().iter().cloned().collect()
+    }
+
+    /// Whether a request for list page `page` has been recorded.
+    pub fn saw_page(&self, page: u32) -> bool {
+        self.lock().iter().any(|r| r.page() == Some(page))
     }
 
     /// Forgets every recorded request.
