@@ -2,3 +2,7 @@
 //! health endpoints.
 
 pub mod api;
+pub mod config;
+pub mod health;
+pub mod logging;
+pub mod metrics;
