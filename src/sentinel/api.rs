@@ -58,8 +58,8 @@ impl Default for ApiClientConfig {
         ApiClientConfig {
             base_url: "http://localhost:8000".to_string(),
             version: "v1".to_string(),
-            timeout: Duration::from_secs(5),
-            page_size: 100,
+            timeout: Duration::from_secs(10),
+            page_size: 20,
             token_path: None,
             token_cache_ttl: Duration::ZERO,
             user_agent: format!("hyperfleet-sentinel/{}", env!("CARGO_PKG_VERSION")),
