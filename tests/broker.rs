@@ -25,6 +25,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use uuid::Uuid;
 
@@ -424,11 +426,30 @@ async fn conflicting_exchange_type_is_a_publish_error() {
 // ---------------------------------------------------------------------------------------------
 // Failures and recovery.
 
-/// A TCP proxy in front of RabbitMQ whose connections the test can cut.
+/// A TCP proxy in front of RabbitMQ whose connections the test can cut or freeze.
 struct Proxy {
     addr: SocketAddr,
     refusing: Arc<AtomicBool>,
+    frozen: Arc<AtomicBool>,
     links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+/// Copies bytes one way; while `frozen`, holds what it read, so the peer hears nothing but its
+/// writes still succeed (a half-open connection).
+async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, frozen: Arc<AtomicBool>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        while frozen.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
 }
 
 impl Proxy {
@@ -436,16 +457,23 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let addr = listener.local_addr().expect("proxy addr");
         let refusing = Arc::new(AtomicBool::new(false));
+        let frozen = Arc::new(AtomicBool::new(false));
         let links = Arc::new(Mutex::new(Vec::new()));
-        let (r, l) = (refusing.clone(), links.clone());
+        let (r, f, l) = (refusing.clone(), frozen.clone(), links.clone());
         tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
+            while let Ok((inbound, _)) = listener.accept().await {
                 if r.load(Ordering::SeqCst) {
                     continue; // dropping the socket closes it: the broker is "down"
                 }
+                let f = f.clone();
                 let link = tokio::spawn(async move {
-                    if let Ok(mut upstream) = TcpStream::connect(RABBIT_ADDR).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut upstream).await;
+                    if let Ok(upstream) = TcpStream::connect(RABBIT_ADDR).await {
+                        let (in_read, in_write) = inbound.into_split();
+                        let (up_read, up_write) = upstream.into_split();
+                        tokio::join!(
+                            pump(in_read, up_write, f.clone()),
+                            pump(up_read, in_write, f)
+                        );
                     }
                 });
                 l.lock().expect("links").push(link.abort_handle());
@@ -454,6 +482,7 @@ impl Proxy {
         Proxy {
             addr,
             refusing,
+            frozen,
             links,
         }
     }
@@ -470,8 +499,14 @@ impl Proxy {
         }
     }
 
+    /// Accepts and forwards again.
     fn restore(&self) {
         self.refusing.store(false, Ordering::SeqCst);
+    }
+
+    /// Stops (or resumes) forwarding on the existing connections without closing them.
+    fn freeze(&self, frozen: bool) {
+        self.frozen.store(frozen, Ordering::SeqCst);
     }
 }
 
@@ -578,6 +613,62 @@ async fn backoff_makes_publishes_fail_fast_while_down() {
         other => panic!("expected unavailable, got {other:?}"),
     }
     assert!(!publisher.is_connected());
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_connection_times_out_and_is_replaced() {
+    let mut rig = rig().await;
+    let proxy = Proxy::start().await;
+    let topic = rig.exchange("half-open");
+    rig.declare(&topic, ExchangeKind::Fanout).await;
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+    let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, true);
+    let opts = RabbitOptions {
+        publish_timeout: Duration::from_millis(300),
+        ..quick()
+    };
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, opts)
+        .await
+        .expect("connect via proxy");
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
+    rig.next(&queue).await;
+
+    // The broker never hears the publishes, so no confirm comes back: the batch gives up at
+    // the bound instead of waiting forever, and the connection is abandoned.
+    proxy.freeze(true);
+    let stalled = publisher.publish_batch(&[event(2), event(3)]).await;
+    for r in &stalled {
+        assert!(
+            matches!(
+                r,
+                Err(PublishError::ConfirmTimeout(_) | PublishError::Publish(_))
+            ),
+            "{r:?}"
+        );
+    }
+    assert!(!publisher.is_connected());
+
+    // The old link's held bytes may still reach the broker once thawed; skip past them.
+    proxy.freeze(false);
+    let ev = event(4);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        match publisher
+            .publish_batch(std::slice::from_ref(&ev))
+            .await
+            .pop()
+        {
+            Some(Ok(())) => break,
+            other => assert!(
+                tokio::time::Instant::now() < deadline,
+                "never recovered: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    while rig.next(&queue).await.data != ev.to_bytes() {}
     publisher.close().await.expect("close");
     rig.cleanup().await;
 }
@@ -892,9 +983,12 @@ fn env_overrides_win_over_the_file() {
     assert_eq!((stdout.kind, stdout.log_config), (BrokerKind::Stdout, true));
 }
 
+/// (broker.yaml, environment, a problem the result must contain)
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn invalid_configs_name_every_problem() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    let cases: &[Case] = &[
         (
             "broker:\n  type: rabbitmq\n",
             &[],

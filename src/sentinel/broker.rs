@@ -120,8 +120,8 @@ impl PublishError {
 
 /// Where events go.
 pub enum Publisher {
-    /// RabbitMQ.
-    Rabbit(RabbitPublisher),
+    /// RabbitMQ (boxed: it is much larger than the stdout publisher).
+    Rabbit(Box<RabbitPublisher>),
     /// JSON lines on stdout.
     Stdout(StdoutPublisher),
 }
@@ -136,7 +136,7 @@ pub async fn connect(cfg: &BrokerConfig, topic: &str) -> Result<Publisher, Broke
         BrokerKind::RabbitMq => {
             let publisher =
                 RabbitPublisher::connect(&cfg.rabbitmq, topic, RabbitOptions::default()).await?;
-            Ok(Publisher::Rabbit(publisher))
+            Ok(Publisher::Rabbit(Box::new(publisher)))
         }
     }
 }

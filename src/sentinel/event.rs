@@ -344,8 +344,8 @@ mod tests {
             (-2.5e-320, "-2.5e-320"),
             (0.1 + 0.2, "0.30000000000000004"),
             (f64::MAX, "1.7976931348623157e+308"),
-            // Exactly halfway between ...259.2 and ...259.3: Go rounds to even.
-            (1533979136307259.25, "1533979136307259.2"),
+            // 1533979136307259.25, exactly halfway between ...259.2 and ...259.3: Go rounds to even.
+            (f64::from_bits(0x4315_cc95_660c_c0ed), "1533979136307259.2"),
         ];
         for (f, want) in cases {
             assert_eq!(encode(&json!(f)), want, "{f:e}");

@@ -30,8 +30,8 @@ pub const UUID_HEADER: &str = "_watermill_message_uuid";
 pub struct RabbitOptions {
     /// Bound on connecting, opening the channel and declaring the exchange.
     pub connect_timeout: Duration,
-    /// Bound on waiting for the confirms of one batch.
-    pub confirm_timeout: Duration,
+    /// Bound on one batch: writing its messages and waiting for their confirms.
+    pub publish_timeout: Duration,
     /// Wait before the second reconnect attempt; doubles per failed attempt.
     pub backoff_initial: Duration,
     /// Longest wait between reconnect attempts.
@@ -46,7 +46,7 @@ impl Default for RabbitOptions {
     fn default() -> RabbitOptions {
         RabbitOptions {
             connect_timeout: Duration::from_secs(10),
-            confirm_timeout: Duration::from_secs(30),
+            publish_timeout: Duration::from_secs(30),
             backoff_initial: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
             close_timeout: Duration::from_secs(5),
@@ -154,7 +154,8 @@ impl RabbitPublisher {
     }
 
     /// Publishes the events in order, then (with publisher confirms) waits for the broker's
-    /// confirms of the whole batch; one result per event.
+    /// confirms of the whole batch; one result per event. Writing and confirming the batch is
+    /// bounded by `publish_timeout` (a blocked or half-open connection cannot stall it).
     pub async fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
         if events.is_empty() {
             return Vec::new();
@@ -163,47 +164,55 @@ impl RabbitPublisher {
             Ok(channel) => channel,
             Err(e) => return vec![Err(e); events.len()],
         };
+        let deadline = Instant::now() + self.opts.publish_timeout;
         let mut results = Vec::with_capacity(events.len());
         let mut pending = Vec::with_capacity(if self.confirm { events.len() } else { 0 });
         for event in events {
             self.buf.clear();
             event.encode_into(&mut self.buf);
-            let published = channel
-                .basic_publish(
-                    self.exchange.clone(),
-                    self.routing_key.clone(),
-                    BasicPublishOptions::default(),
-                    &self.buf,
-                    properties(event),
-                )
-                .await;
-            match published {
-                Ok(confirm) if self.confirm => pending.push((results.len(), confirm)),
-                Ok(_) => {}
-                Err(e) => {
-                    self.lost(&format!("publish failed: {e}"));
-                    let err = PublishError::Publish(e.to_string());
-                    results.resize(events.len(), Err(err));
-                    break;
+            let publishing = channel.basic_publish(
+                self.exchange.clone(),
+                self.routing_key.clone(),
+                BasicPublishOptions::default(),
+                &self.buf,
+                properties(event),
+            );
+            let failure = match timeout_at(deadline, publishing).await {
+                Ok(Ok(confirm)) => {
+                    if self.confirm {
+                        pending.push((results.len(), confirm));
+                    }
+                    results.push(Ok(()));
+                    continue;
                 }
-            }
-            results.push(Ok(()));
+                Ok(Err(e)) => {
+                    self.lost(&format!("publish failed: {e}"));
+                    e.to_string()
+                }
+                Err(_) => {
+                    self.drop_connection("publishing timed out");
+                    format!("not written within {:?}", self.opts.publish_timeout)
+                }
+            };
+            results.resize(events.len(), Err(PublishError::Publish(failure)));
+            break;
         }
-        self.await_confirms(pending, &mut results).await;
+        self.await_confirms(deadline, pending, &mut results).await;
         results
     }
 
-    /// Waits for the confirms of one batch (bounded by `confirm_timeout`) and records them.
+    /// Waits (until `deadline`) for the confirms of one batch and records them.
     async fn await_confirms(
         &mut self,
+        deadline: Instant,
         pending: Vec<(usize, lapin::PublisherConfirm)>,
         results: &mut [Result<(), PublishError>],
     ) {
-        let deadline = Instant::now() + self.opts.confirm_timeout;
+        let bound = self.opts.publish_timeout;
         let mut timed_out = false;
         for (idx, confirm) in pending {
             if timed_out {
-                results[idx] = Err(PublishError::ConfirmTimeout(self.opts.confirm_timeout));
+                results[idx] = Err(PublishError::ConfirmTimeout(bound));
                 continue;
             }
             results[idx] = match timeout_at(deadline, confirm).await {
@@ -217,7 +226,7 @@ impl RabbitPublisher {
                     timed_out = true;
                     // The connection may be half-open; start over with a fresh one.
                     self.drop_connection("publisher confirm timed out");
-                    Err(PublishError::ConfirmTimeout(self.opts.confirm_timeout))
+                    Err(PublishError::ConfirmTimeout(bound))
                 }
             };
         }
