@@ -1066,6 +1066,11 @@ fn invalid_configs_name_every_problem() {
         ),
         ("broker: 3\n", &[], "broker must be a mapping"),
         ("- a\n", &[], "the document must be a mapping"),
+        (
+            "broker:\n  type: stdout\n  1: x\n",
+            &[],
+            "broker: keys must be strings, got 1",
+        ),
         ("broker: {type: stdout\n", &[], "not valid YAML"),
         (
             "broker:\n  type: googlepubsub\n",
@@ -1196,11 +1201,21 @@ fn load_finds_the_file_or_explains_why_not() {
         "{err:?}"
     );
 
-    // Neither this test's working directory nor its executable's holds a broker.yaml.
-    match config::load(&env_of(&[])) {
+    // The first existing candidate wins; none at all (and no BROKER_* variable) is an error
+    // naming every path tried.
+    let (first, second) = (dir.join("first.yaml"), dir.join("second.yaml"));
+    std::fs::write(&second, "broker:\n  type: stdout\n").expect("write");
+    let found = config::load_from(&[first.clone(), second.clone()], &env_of(&[])).expect("load");
+    assert_eq!(found.origin, second.display().to_string());
+    let absent = dir.join("absent.yaml");
+    match config::load_from(
+        &[first.clone(), absent.clone()],
+        &env_of(&[("LOG_CONFIG", "1")]),
+    ) {
         Err(e @ BrokerError::NotFound { .. }) => {
             let text = e.to_string();
-            assert!(text.contains("broker.yaml"), "{text}");
+            let tried = format!("{}, {}", first.display(), absent.display());
+            assert!(text.contains(&tried), "{text}");
             assert!(text.contains("BROKER_CONFIG_FILE"), "{text}");
         }
         other => panic!("expected not found, got {other:?}"),
@@ -1213,10 +1228,11 @@ fn load_finds_the_file_or_explains_why_not() {
     assert_eq!(paths.len(), 2, "{paths:?}");
 
     // No file, but the environment configures the broker.
-    let from_env = config::load(&env_of(&[
+    let env = env_of(&[
         ("BROKER_TYPE", "rabbitmq"),
         ("BROKER_RABBITMQ_URL", RABBIT_URL),
-    ]));
+    ]);
+    let from_env = config::load_from(&[absent], &env);
     let from_env = from_env.expect("env-only config");
     assert_eq!(
         (from_env.origin.as_str(), from_env.rabbitmq.url.as_str()),

@@ -184,9 +184,14 @@ pub fn candidate_paths(env: Env) -> Vec<PathBuf> {
 /// A missing file is fine when the environment sets some `broker.*` key (e.g. `BROKER_TYPE`),
 /// except that a file named by `BROKER_CONFIG_FILE` must exist.
 pub fn load(env: Env) -> Result<BrokerConfig, BrokerError> {
-    let tried = candidate_paths(env);
+    load_from(&candidate_paths(env), env)
+}
+
+/// [`load`] with the search list given: the first existing file of `tried` is read. A missing
+/// file is skipped unless `BROKER_CONFIG_FILE` is set (then it names the only candidate).
+pub fn load_from(tried: &[PathBuf], env: Env) -> Result<BrokerConfig, BrokerError> {
     let explicit = env("BROKER_CONFIG_FILE").is_some_and(|p| !p.is_empty());
-    for path in &tried {
+    for path in tried {
         match std::fs::read_to_string(path) {
             Ok(text) => return finish(parse(&path.display().to_string(), &text, env)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
@@ -266,48 +271,28 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
     };
     let top = r.section(Some(&root), "", TOP_KEYS);
     let broker = r.section(top.and_then(|m| m.get("broker")), "broker", BROKER_KEYS);
-    let draft = Draft {
+    let kind = r.kind(broker);
+    let cfg = BrokerConfig {
         origin: origin.to_owned(),
         log_config: r.boolean(top, "", "log_config"),
-        kind: r.kind(broker),
+        // A placeholder when the type is missing or invalid: that is reported as a problem.
+        kind: kind.unwrap_or(BrokerKind::Stdout),
         rabbitmq: r.rabbit(broker.and_then(|m| m.get("rabbitmq"))),
         googlepubsub: pubsub::read(&mut r, broker.and_then(|m| m.get("googlepubsub"))),
         subscriber: r.subscriber(top.and_then(|m| m.get("subscriber"))),
     };
-    match draft.kind {
-        Some(BrokerKind::RabbitMq) => validate_rabbit(&mut r.problems, &draft.rabbitmq),
-        Some(BrokerKind::GooglePubSub) => pubsub::validate(&mut r.problems, &draft.googlepubsub),
+    match kind {
+        Some(BrokerKind::RabbitMq) => validate_rabbit(&mut r.problems, &cfg.rabbitmq),
+        Some(BrokerKind::GooglePubSub) => pubsub::validate(&mut r.problems, &cfg.googlepubsub),
         Some(BrokerKind::Stdout) | None => {}
     }
-    match draft.kind {
-        Some(kind) if r.problems.is_empty() => Ok(draft.into_config(kind)),
-        _ => Err(BrokerError::Invalid {
+    if r.problems.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(BrokerError::Invalid {
             origin: origin.to_owned(),
             problems: r.problems,
-        }),
-    }
-}
-
-/// A [`BrokerConfig`] under construction, whose type may be missing or invalid.
-struct Draft {
-    origin: String,
-    log_config: bool,
-    kind: Option<BrokerKind>,
-    rabbitmq: RabbitConfig,
-    googlepubsub: PubSubConfig,
-    subscriber: SubscriberConfig,
-}
-
-impl Draft {
-    fn into_config(self, kind: BrokerKind) -> BrokerConfig {
-        BrokerConfig {
-            origin: self.origin,
-            log_config: self.log_config,
-            kind,
-            rabbitmq: self.rabbitmq,
-            googlepubsub: self.googlepubsub,
-            subscriber: self.subscriber,
-        }
+        })
     }
 }
 
@@ -366,26 +351,24 @@ impl<'a> Reader<'a> {
         path: &str,
         keys: &[&str],
     ) -> Option<&'v Mapping> {
+        let what = if path.is_empty() {
+            "the document"
+        } else {
+            path
+        };
         let map = match value {
             None | Some(Value::Null) => return None,
             Some(Value::Mapping(map)) => map,
             Some(_) => {
-                let what = if path.is_empty() {
-                    "the document"
-                } else {
-                    path
-                };
                 self.problems.push(format!("{what} must be a mapping"));
                 return None;
             }
         };
         for key in map.keys() {
             let Some(key) = key.as_str() else {
-                self.problems.push(format!(
-                    "{}: keys must be strings, got {}",
-                    join(path, ""),
-                    scalar_text(key)
-                ));
+                let key = scalar_text(key);
+                self.problems
+                    .push(format!("{what}: keys must be strings, got {key}"));
                 continue;
             };
             if !keys.contains(&key) {
