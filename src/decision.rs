@@ -1,1 +1,321 @@
-//! message_decision: params evaluated in authored order, then the result, giving a [`Decision`].
+//! message_decision: params evaluated in authored order, each seeing the earlier ones, then the
+//! result, giving a [`Decision`] to publish or skip.
+//!
+//! Takes the param and result source texts, compiles them once ([`Program::compile`]) and then
+//! decides per resource ([`Program::decide`]). Invariant: a `Program` that compiled cannot fail
+//! to evaluate for lack of a name or overload: every failure at decision time is a CEL runtime
+//! error of that one resource, reported in the decision's reason.
+
+use crate::cel::diag::{self, Diagnostic};
+use crate::cel::interp::{self, Activation};
+use crate::cel::time::Timestamp;
+use crate::cel::typed::TExpr;
+use crate::cel::types::Type;
+use crate::cel::value::{EvalError, EvalResult, Value};
+use crate::cel::{Env, check, parser};
+use crate::resource::Resource;
+use std::fmt;
+use std::sync::Arc;
+
+/// One param as written in the config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSource {
+    /// The param's name, visible to later params and the result.
+    pub name: String,
+    /// Its CEL expression.
+    pub expr: String,
+}
+
+/// A message_decision section as written: params in authored order and the result expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecisionSource {
+    /// Params in authored order.
+    pub params: Vec<ParamSource>,
+    /// The result expression.
+    pub result: String,
+}
+
+impl DecisionSource {
+    /// The default rules of the decision engine reference, used when the config has no
+    /// message_decision section.
+    pub fn default_rules() -> DecisionSource {
+        let p = |name: &str, expr: &str| ParamSource {
+            name: name.into(),
+            expr: expr.into(),
+        };
+        DecisionSource {
+            params: vec![
+                p("ref_time", r#"condition("Reconciled").last_updated_time"#),
+                p("is_reconciled", r#"condition("Reconciled").status == "True""#),
+                p("has_ref_time", r#"ref_time != """#),
+                p("is_new_resource", "resource.generation == 1 && !has_ref_time"),
+                p("generation_mismatch", r#"resource.generation > condition("Reconciled").observed_generation"#),
+                p(
+                    "reconciled_and_stale",
+                    r#"is_reconciled && has_ref_time && now - timestamp(ref_time) > duration("30m")"#,
+                ),
+                p(
+                    "not_reconciled_and_debounced",
+                    r#"!is_reconciled && has_ref_time && now - timestamp(ref_time) > duration("10s")"#,
+                ),
+            ],
+            result: "is_new_resource || generation_mismatch || reconciled_and_stale || not_reconciled_and_debounced"
+                .into(),
+        }
+    }
+}
+
+/// The diagnostics of one expression of a config, with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExprDiagnostics {
+    /// Where the expression is in the config (`message_decision.params[3] "is_new_resource"`).
+    pub origin: String,
+    /// The expression's source text.
+    pub source: String,
+    /// What is wrong with it.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl fmt::Display for ExprDiagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&diag::render(&self.diagnostics, &self.origin, &self.source))
+    }
+}
+
+/// Every problem found compiling a config's expressions.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct CompileError {
+    /// Per expression, in config order.
+    pub exprs: Vec<ExprDiagnostics>,
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.exprs.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n\n")?;
+            }
+            write!(f, "{}", e.to_string().trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses and checks one expression, attributing diagnostics to `origin`.
+pub fn compile_expr(source: &str, env: &Env, origin: String) -> Result<TExpr, ExprDiagnostics> {
+    let located = |diagnostics| ExprDiagnostics {
+        origin: origin.clone(),
+        source: source.to_string(),
+        diagnostics,
+    };
+    if source.trim().is_empty() {
+        return Err(located(vec![Diagnostic::new(
+            "expression is empty",
+            Default::default(),
+        )]));
+    }
+    let ast = parser::parse(source).map_err(located)?;
+    check(&ast, env).map_err(located)
+}
+
+/// A compiled param.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name.
+    pub name: Arc<str>,
+    /// Its source text.
+    pub source: String,
+    /// Its typed tree.
+    pub expr: TExpr,
+}
+
+/// A compiled message_decision.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Params in authored order.
+    pub params: Vec<Param>,
+    /// The result expression's source.
+    pub result_source: String,
+    /// The result expression.
+    pub result: TExpr,
+}
+
+/// Why a resource is published or skipped. Displays as the exact reason text of the Go sentinel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    /// `message decision matched`.
+    Matched,
+    /// `message decision result is false`.
+    ResultFalse,
+    /// `param "<name>" evaluation failed: <error>`.
+    ParamFailed {
+        /// The param's name.
+        name: Arc<str>,
+        /// Its error.
+        error: EvalError,
+    },
+    /// `result evaluation failed: <error>`.
+    ResultFailed(EvalError),
+    /// `result expression did not return bool, got <type>`.
+    NotBool(&'static str),
+}
+
+impl Reason {
+    /// The reason text, borrowed for the two fixed reasons (no allocation on the hot path).
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Reason::Matched => "message decision matched".into(),
+            Reason::ResultFalse => "message decision result is false".into(),
+            other => other.to_string().into(),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Matched => f.write_str("message decision matched"),
+            Reason::ResultFalse => f.write_str("message decision result is false"),
+            Reason::ParamFailed { name, error } => {
+                write!(f, "param \"{name}\" evaluation failed: {error}")
+            }
+            Reason::ResultFailed(error) => write!(f, "result evaluation failed: {error}"),
+            Reason::NotBool(ty) => write!(f, "result expression did not return bool, got {ty}"),
+        }
+    }
+}
+
+/// The outcome for one resource.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// Whether to publish a reconcile event.
+    pub publish: bool,
+    /// Why.
+    pub reason: Reason,
+}
+
+impl Program {
+    /// Compiles a message_decision: every param in authored order (each sees `resource`, `now`,
+    /// `condition` and the params before it, typed as inferred), then the result. Reports every
+    /// problem of every expression.
+    pub fn compile(src: &DecisionSource) -> Result<Program, CompileError> {
+        let mut errors = Vec::new();
+        let mut params = Vec::with_capacity(src.params.len());
+        let mut scope: Vec<(String, Type)> = Vec::new();
+        for (i, p) in src.params.iter().enumerate() {
+            let mut env = Env::decision(&scope);
+            env.current = Some(p.name.clone());
+            env.later_params = src.params[i + 1..].iter().map(|q| q.name.clone()).collect();
+            let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
+            match compile_expr(&p.expr, &env, origin) {
+                Ok(expr) => {
+                    scope.push((p.name.clone(), expr.ty.clone()));
+                    params.push(Param {
+                        name: Arc::from(p.name.as_str()),
+                        source: p.expr.clone(),
+                        expr,
+                    });
+                }
+                Err(e) => {
+                    // Later params still see the name, typed dyn, so one mistake is reported once.
+                    scope.push((p.name.clone(), Type::Dyn));
+                    errors.push(e);
+                }
+            }
+        }
+        let result = match compile_expr(
+            &src.result,
+            &Env::decision(&scope),
+            "message_decision.result".into(),
+        ) {
+            Ok(expr) if !expr.ty.assignable_to(&Type::Bool) => {
+                let d = Diagnostic::new(
+                    format!("result must be bool, but its type is {}", expr.ty),
+                    expr.span,
+                );
+                errors.push(ExprDiagnostics {
+                    origin: "message_decision.result".into(),
+                    source: src.result.clone(),
+                    diagnostics: vec![d],
+                });
+                None
+            }
+            Ok(expr) => Some(expr),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        };
+        match result {
+            Some(result) if errors.is_empty() => Ok(Program {
+                params,
+                result_source: src.result.clone(),
+                result,
+            }),
+            _ => Err(CompileError { exprs: errors }),
+        }
+    }
+
+    /// Decides for one resource, filling `slots` with the values of the params evaluated, in
+    /// authored order. As in the Go sentinel, the first param that fails decides: the resource
+    /// is skipped with that param named, and later params are not evaluated. `slots` is cleared
+    /// first; pass the same vector for every resource to avoid allocation.
+    pub fn evaluate(
+        &self,
+        resource: &Arc<Resource>,
+        now: Timestamp,
+        slots: &mut Vec<EvalResult>,
+    ) -> Decision {
+        slots.clear();
+        for p in &self.params {
+            let act = Activation {
+                resource: Some(resource),
+                now: Some(now),
+                reason: None,
+                slots,
+            };
+            let value = interp::eval(&p.expr, &act);
+            if let Err(error) = &value {
+                let reason = Reason::ParamFailed {
+                    name: p.name.clone(),
+                    error: error.clone(),
+                };
+                slots.push(value);
+                return Decision {
+                    publish: false,
+                    reason,
+                };
+            }
+            slots.push(value);
+        }
+        let act = Activation {
+            resource: Some(resource),
+            now: Some(now),
+            reason: None,
+            slots,
+        };
+        conclude(interp::eval(&self.result, &act))
+    }
+}
+
+/// Turns the result's value into a decision.
+pub fn conclude(result: EvalResult) -> Decision {
+    match result {
+        Ok(Value::Bool(true)) => Decision {
+            publish: true,
+            reason: Reason::Matched,
+        },
+        Ok(Value::Bool(false)) => Decision {
+            publish: false,
+            reason: Reason::ResultFalse,
+        },
+        Ok(other) => Decision {
+            publish: false,
+            reason: Reason::NotBool(other.type_name()),
+        },
+        Err(error) => Decision {
+            publish: false,
+            reason: Reason::ResultFailed(error),
+        },
+    }
+}

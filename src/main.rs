@@ -1,1 +1,71 @@
-fn main(){}
+//! The `sentinel` binary: parses the command line, initialises logging, calls into the library.
+
+use clap::{Parser, Subcommand};
+use sentinel::cmd::{self, CmdError};
+use sentinel::sentinel::config::{self, ConfigFlags};
+use std::process::ExitCode;
+
+/// HyperFleet Sentinel: polls the HyperFleet API, decides per resource with CEL rules (compiled
+/// to native code) whether it needs reconciling, and publishes CloudEvents to the broker.
+#[derive(Parser, Debug)]
+#[command(name = "sentinel", version = cmd::VERSION, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Load, validate and compile a config; print a summary, or every diagnostic (exit 1).
+    Check {
+        #[command(flatten)]
+        flags: ConfigFlags,
+    },
+    /// Decide for resources given as JSON (one object, a list page, or JSON lines) and print one
+    /// JSON line per resource with the decision, the reason and every param's value.
+    Eval(cmd::eval::EvalArgs),
+    /// Print the merged configuration (file < env < flags, with defaults) as YAML.
+    ConfigDump {
+        #[command(flatten)]
+        flags: ConfigFlags,
+    },
+    /// Print version, commit and build date.
+    Version,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { flags } => cmd::check::run(&flags, &mut std::io::stdout()),
+        Command::ConfigDump { flags } => config::load(&flags, &config::process_env)
+            .map(|c| print!("{}", config::dump(&c)))
+            .map_err(CmdError::from),
+        Command::Eval(args) => cmd::eval::main(&args),
+        Command::Version => {
+            println!("{}", cmd::version_text());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            report(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn report(e: &CmdError) {
+    match e {
+        // Rendered diagnostics carry their own `error:` headers; end with a count.
+        CmdError::Compile(c) => {
+            let n: usize = c.exprs.iter().map(|x| x.diagnostics.len()).sum();
+            eprintln!("{}", c.to_string().trim_end());
+            eprintln!(
+                "error: the config's rules have {n} problem{}",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        other => eprintln!("error: {}", other.to_string().trim_end()),
+    }
+}

@@ -1,11 +1,28 @@
 //! The CEL compiler: source text → tokens → AST → typed tree → interpreter or native code.
 //!
+//! Stages, each a module named for what it produces: [`lexer`] (`lex`), [`parser`] (`parse`,
+//! with macro expansion), [`check`] (`check`: the typed tree of [`typed`]), [`interp`] (`eval`).
 //! Does no I/O and knows nothing of tokio, HTTP or AMQP.
 
 pub mod ast;
+pub mod check;
 pub mod diag;
+pub mod functions;
+pub mod interp;
+pub mod json;
+pub mod lexer;
+mod macros;
+pub mod ops;
+pub mod parser;
+pub mod print;
 pub mod span;
 pub mod strings;
 pub mod time;
+pub mod typed;
 pub mod types;
 pub mod value;
+
+pub use check::{Env, check};
+pub use interp::{Activation, eval};
+pub use lexer::lex;
+pub use parser::parse;

@@ -2,4 +2,8 @@
 //! health endpoints.
 
 pub mod broker;
+pub mod config;
 pub mod event;
+pub mod health;
+pub mod logging;
+pub mod metrics;

@@ -1,0 +1,638 @@
+//! The type checker: resolves names and overloads in an [`ast::Expr`], infers every node's
+//! [`Type`] and produces the typed tree ([`TExpr`]).
+//!
+//! Invariant: a tree returned by [`check`] only contains calls and operators that have an
+//! implementation for its static types (modulo `dyn`, checked at run time). All problems are
+//! collected, each with a span; nothing is reported twice for one cause (an erroneous subtree is
+//! typed `dyn` so that its parents do not complain again).
+
+use super::ast::{self, BinaryOp, Expr, ExprKind, Literal, MacroKind, UnaryOp};
+use super::diag::{Diagnostic, nearest};
+use super::functions::{self, ResolveError};
+use super::interp;
+use super::ops;
+use super::span::Span;
+use super::typed::{Builtin, Field, TComprehension, TExpr, TExprKind, Var};
+use super::types::Type;
+use super::value::Value;
+use std::sync::Arc;
+
+/// A declared variable of an environment.
+#[derive(Clone, Debug)]
+pub struct VarDecl {
+    /// Its name in CEL source.
+    pub name: String,
+    /// Its static type.
+    pub ty: Type,
+    /// How the evaluators find its value.
+    pub var: Var,
+}
+
+/// What an expression may refer to.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// Variables in scope.
+    pub vars: Vec<VarDecl>,
+    /// Whether `condition(name)` is available.
+    pub condition: bool,
+    /// Params declared after the one being checked (not in scope, named in diagnostics).
+    pub later_params: Vec<String>,
+    /// The name of the param being checked, for diagnostics.
+    pub current: Option<String>,
+}
+
+impl Env {
+    /// The environment of a message_decision param or result: `resource`, `now`,
+    /// `condition(name)` and the params declared before it with their inferred types.
+    pub fn decision(earlier: &[(String, Type)]) -> Env {
+        let mut vars = vec![
+            VarDecl {
+                name: "resource".into(),
+                ty: Type::Resource,
+                var: Var::Resource,
+            },
+            VarDecl {
+                name: "now".into(),
+                ty: Type::Timestamp,
+                var: Var::Now,
+            },
+        ];
+        vars.extend(earlier.iter().enumerate().map(|(i, (name, ty))| VarDecl {
+            name: name.clone(),
+            ty: ty.clone(),
+            var: Var::Slot(i),
+        }));
+        Env {
+            vars,
+            condition: true,
+            ..Env::default()
+        }
+    }
+
+    /// The environment of a message_data expression: `resource` and `reason`.
+    pub fn message_data() -> Env {
+        let vars = vec![
+            VarDecl {
+                name: "resource".into(),
+                ty: Type::Resource,
+                var: Var::Resource,
+            },
+            VarDecl {
+                name: "reason".into(),
+                ty: Type::String,
+                var: Var::Reason,
+            },
+        ];
+        Env {
+            vars,
+            ..Env::default()
+        }
+    }
+
+    /// An environment of declared variables bound to slots in order (standalone expressions,
+    /// conformance tests).
+    pub fn with_slots(decls: &[(String, Type)]) -> Env {
+        let vars = decls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, ty))| VarDecl {
+                name: name.clone(),
+                ty: ty.clone(),
+                var: Var::Slot(i),
+            })
+            .collect();
+        Env {
+            vars,
+            ..Env::default()
+        }
+    }
+}
+
+/// Type-checks an expression in an environment.
+pub fn check(expr: &Expr, env: &Env) -> Result<TExpr, Vec<Diagnostic>> {
+    let mut checker = Checker {
+        env,
+        locals: Vec::new(),
+        diags: Vec::new(),
+    };
+    let typed = checker.expr(expr);
+    if checker.diags.is_empty() {
+        Ok(typed)
+    } else {
+        Err(checker.diags)
+    }
+}
+
+struct Checker<'e> {
+    env: &'e Env,
+    locals: Vec<(String, Type)>,
+    diags: Vec<Diagnostic>,
+}
+
+/// The type-name identifiers that evaluate to type values.
+fn type_constant(name: &str) -> Option<Type> {
+    Some(match name {
+        "int" => Type::Int,
+        "uint" => Type::Uint,
+        "double" => Type::Double,
+        "bool" => Type::Bool,
+        "string" => Type::String,
+        "bytes" => Type::Bytes,
+        "null_type" => Type::Null,
+        "list" => Type::list(Type::Dyn),
+        "map" => Type::map(Type::Dyn, Type::Dyn),
+        "type" => Type::Type,
+        "dyn" => Type::Dyn,
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        "google.protobuf.Duration" => Type::Duration,
+        _ => return None,
+    })
+}
+
+fn node(kind: TExprKind, ty: Type, span: Span) -> TExpr {
+    TExpr { kind, ty, span }
+}
+
+fn is_numeric(t: &Type) -> bool {
+    matches!(t, Type::Int | Type::Uint | Type::Double)
+}
+
+impl Checker<'_> {
+    fn error(&mut self, d: Diagnostic) -> TExpr {
+        let span = d.span;
+        self.diags.push(d);
+        // An erroneous subtree is `dyn` so that its parents do not report the same cause again.
+        node(TExprKind::Const(Value::Null), Type::Dyn, span)
+    }
+
+    fn expr(&mut self, e: &Expr) -> TExpr {
+        match &e.kind {
+            ExprKind::Literal(lit) => self.literal(lit, e.span),
+            ExprKind::Ident(name) => self.ident(name, e.span),
+            ExprKind::Unary(op, operand) => self.unary(*op, operand, e.span),
+            ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span),
+            ExprKind::Ternary(c, a, b) => self.ternary(c, a, b, e.span),
+            ExprKind::Member(target, field) => self.select(target, field, e.span, false),
+            ExprKind::Has(target, field) => self.select(target, field, e.span, true),
+            ExprKind::Index(target, key) => self.index(target, key, e.span),
+            ExprKind::Call { target, name, args } => {
+                self.call(target.as_deref(), name, args, e.span)
+            }
+            ExprKind::List(items) => self.list(items, e.span),
+            ExprKind::Map(entries) => self.map(entries, e.span),
+            ExprKind::Comprehension(c) => self.comprehension(c, e.span),
+        }
+    }
+
+    fn literal(&mut self, lit: &Literal, span: Span) -> TExpr {
+        let (value, ty) = match lit {
+            Literal::Null => (Value::Null, Type::Null),
+            Literal::Bool(b) => (Value::Bool(*b), Type::Bool),
+            Literal::Int(i) => (Value::Int(*i), Type::Int),
+            Literal::Uint(u) => (Value::Uint(*u), Type::Uint),
+            Literal::Double(d) => (Value::Double(*d), Type::Double),
+            Literal::String(s) => (Value::string(s), Type::String),
+            Literal::Bytes(b) => (Value::Bytes(Arc::from(b.as_slice())), Type::Bytes),
+        };
+        node(TExprKind::Const(value), ty, span)
+    }
+
+    fn ident(&mut self, name: &str, span: Span) -> TExpr {
+        if let Some(depth) = self.locals.iter().rposition(|(n, _)| n == name) {
+            let ty = self.locals[depth].1.clone();
+            return node(TExprKind::Var(Var::Local(depth)), ty, span);
+        }
+        if let Some(decl) = self.env.vars.iter().find(|d| d.name == name) {
+            return node(TExprKind::Var(decl.var), decl.ty.clone(), span);
+        }
+        if let Some(ty) = type_constant(name) {
+            return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
+        }
+        if self.env.later_params.iter().any(|p| p == name) {
+            let current = self.env.current.as_deref().unwrap_or("?");
+            let d = Diagnostic::new(
+                format!(
+                    "param \"{current}\" refers to param \"{name}\", which is declared after it"
+                ),
+                span,
+            )
+            .with_label("declared later")
+            .with_note(format!(
+                "params are evaluated in authored order: declare \"{name}\" before \"{current}\""
+            ));
+            return self.error(d);
+        }
+        let mut d = Diagnostic::new(format!("undeclared reference to '{name}'"), span)
+            .with_label("not declared");
+        let mut candidates: Vec<&str> = self.env.vars.iter().map(|d| d.name.as_str()).collect();
+        candidates.extend(self.locals.iter().map(|(n, _)| n.as_str()));
+        if let Some(near) = nearest(name, candidates) {
+            d = d.with_note(format!("did you mean '{near}'?"));
+        }
+        self.error(d)
+    }
+
+    fn unary(&mut self, op: UnaryOp, operand: &Expr, span: Span) -> TExpr {
+        let t = self.expr(operand);
+        let (ok, ty) = match op {
+            UnaryOp::Not => (t.ty.assignable_to(&Type::Bool), Type::Bool),
+            UnaryOp::Neg => (
+                matches!(t.ty, Type::Int | Type::Double | Type::Duration | Type::Dyn),
+                t.ty.clone(),
+            ),
+        };
+        if !ok {
+            let name = if op == UnaryOp::Not { "!_" } else { "-_" };
+            return self.no_overload(name, &[&t.ty], span);
+        }
+        let kind = match op {
+            UnaryOp::Not => TExprKind::Not(Box::new(t)),
+            UnaryOp::Neg => TExprKind::Neg(Box::new(t)),
+        };
+        self.fold(node(kind, ty, span))
+    }
+
+    fn no_overload(&mut self, name: &str, args: &[&Type], span: Span) -> TExpr {
+        let types: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+        let d = Diagnostic::new(
+            format!(
+                "no matching overload for '{name}' applied to '({})'",
+                types.join(", ")
+            ),
+            span,
+        );
+        self.error(d)
+    }
+
+    fn binary(&mut self, op: BinaryOp, l: &Expr, r: &Expr, span: Span) -> TExpr {
+        let (l, r) = (self.expr(l), self.expr(r));
+        let Some(ty) = binary_type(op, &l.ty, &r.ty) else {
+            return self.no_overload(ops::overload_name(op), &[&l.ty, &r.ty], span);
+        };
+        let (l, r) = (Box::new(l), Box::new(r));
+        let kind = match op {
+            BinaryOp::And => TExprKind::And(l, r),
+            BinaryOp::Or => TExprKind::Or(l, r),
+            _ => TExprKind::Binary(op, l, r),
+        };
+        self.fold(node(kind, ty, span))
+    }
+
+    fn ternary(&mut self, c: &Expr, a: &Expr, b: &Expr, span: Span) -> TExpr {
+        let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+        if !c.ty.assignable_to(&Type::Bool) {
+            return self.no_overload("_?_:_", &[&c.ty, &a.ty, &b.ty], span);
+        }
+        let ty = a.ty.join(&b.ty);
+        node(
+            TExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)),
+            ty,
+            span,
+        )
+    }
+
+    fn select(&mut self, target: &Expr, field: &str, span: Span, has: bool) -> TExpr {
+        let t = self.expr(target);
+        let field_ty = match &t.ty {
+            Type::Dyn => Some(Type::Dyn),
+            Type::Map(k, v) if k.assignable_to(&Type::String) => Some((**v).clone()),
+            ty if ty.is_object() => match ty.field(field) {
+                Some(ft) => Some(ft),
+                None => {
+                    let mut d =
+                        Diagnostic::new(format!("undefined field '{field}' on type {ty}"), span);
+                    let names = object_fields(ty);
+                    if let Some(near) = nearest(field, names.iter().copied()) {
+                        d = d.with_note(format!("did you mean '{near}'?"));
+                    }
+                    return self.error(d);
+                }
+            },
+            _ => None,
+        };
+        let Some(field_ty) = field_ty else {
+            let d = Diagnostic::new(
+                format!("type '{}' does not support field selection", t.ty),
+                span,
+            );
+            return self.error(d);
+        };
+        let f = Field {
+            name: Arc::from(field),
+        };
+        if has {
+            node(TExprKind::Has(Box::new(t), f), Type::Bool, span)
+        } else {
+            node(TExprKind::Select(Box::new(t), f), field_ty, span)
+        }
+    }
+
+    fn index(&mut self, target: &Expr, key: &Expr, span: Span) -> TExpr {
+        let (t, k) = (self.expr(target), self.expr(key));
+        let ty = match (&t.ty, &k.ty) {
+            (Type::List(elem), kt) if matches!(kt, Type::Int | Type::Uint | Type::Dyn) => {
+                Some((**elem).clone())
+            }
+            (Type::Map(kt, vt), key_ty)
+                if key_ty.assignable_to(kt) || (is_numeric(kt) && is_numeric(key_ty)) =>
+            {
+                Some((**vt).clone())
+            }
+            (Type::Dyn, _) => Some(Type::Dyn),
+            (Type::Resource, kt) if kt.assignable_to(&Type::String) => Some(Type::Dyn),
+            _ => None,
+        };
+        let Some(ty) = ty else {
+            return self.no_overload("_[_]", &[&t.ty, &k.ty], span);
+        };
+        node(TExprKind::Index(Box::new(t), Box::new(k)), ty, span)
+    }
+
+    fn call(&mut self, target: Option<&Expr>, name: &str, args: &[Expr], span: Span) -> TExpr {
+        // `strings.quote(s)`: a namespaced function, not a method on a variable named `strings`.
+        let namespaced = matches!(target, Some(Expr { kind: ExprKind::Ident(ns), .. })
+            if ns == "strings" && !self.env.vars.iter().any(|d| d.name == "strings"));
+        let (receiver, full_name) = match target {
+            Some(_) if namespaced => (None, format!("strings.{name}")),
+            other => (other, name.to_string()),
+        };
+        let mut typed: Vec<TExpr> = Vec::with_capacity(args.len() + 1);
+        if let Some(r) = receiver {
+            typed.push(self.expr(r));
+        }
+        typed.extend(args.iter().map(|a| self.expr(a)));
+        let types: Vec<Type> = typed.iter().map(|t| t.ty.clone()).collect();
+        let resolved = match functions::resolve(&full_name, receiver.is_some(), &types) {
+            Ok((Builtin::Condition, _)) if !self.env.condition => Err(ResolveError::Unknown),
+            other => other,
+        };
+        match resolved {
+            Ok((f, ty)) => self.finish_call(f, typed, ty, span),
+            Err(ResolveError::NoOverload) => {
+                let refs: Vec<&Type> = types.iter().collect();
+                self.no_overload(&full_name, &refs, span)
+            }
+            Err(ResolveError::Unknown) => {
+                let style = if receiver.is_some() {
+                    "method"
+                } else {
+                    "function"
+                };
+                let d = Diagnostic::new(
+                    format!("undeclared reference to {style} '{full_name}'"),
+                    span,
+                );
+                self.error(d)
+            }
+        }
+    }
+
+    fn finish_call(&mut self, f: Builtin, mut args: Vec<TExpr>, ty: Type, span: Span) -> TExpr {
+        if f == Builtin::Matches
+            && let Some(TExpr {
+                kind: TExprKind::Const(Value::String(pattern)),
+                ..
+            }) = args.get(1)
+        {
+            match functions::compile_regex(pattern) {
+                Ok(re) => {
+                    let subject = args.swap_remove(0);
+                    return node(
+                        TExprKind::MatchesConst(Box::new(subject), Arc::new(re)),
+                        ty,
+                        span,
+                    );
+                }
+                Err(e) => {
+                    let arg_span = args[1].span;
+                    return self.error(Diagnostic::new(e.message, arg_span));
+                }
+            }
+        }
+        let call = node(TExprKind::Call(f, args), ty, span);
+        if functions::is_pure(f) {
+            self.fold(call)
+        } else {
+            call
+        }
+    }
+
+    fn list(&mut self, items: &[Expr], span: Span) -> TExpr {
+        let typed: Vec<TExpr> = items.iter().map(|i| self.expr(i)).collect();
+        let elem = join_all(typed.iter().map(|t| &t.ty));
+        self.fold(node(TExprKind::List(typed), Type::list(elem), span))
+    }
+
+    fn map(&mut self, entries: &[(Expr, Expr)], span: Span) -> TExpr {
+        let mut typed = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            let (k, v) = (self.expr(k), self.expr(v));
+            if !matches!(
+                k.ty,
+                Type::Int | Type::Uint | Type::Bool | Type::String | Type::Dyn
+            ) {
+                let d = Diagnostic::new(format!("unsupported map key type: {}", k.ty), k.span);
+                self.diags.push(d);
+            }
+            typed.push((k, v));
+        }
+        let kt = join_all(typed.iter().map(|(k, _)| &k.ty));
+        let vt = join_all(typed.iter().map(|(_, v)| &v.ty));
+        node(TExprKind::Map(typed), Type::map(kt, vt), span)
+    }
+
+    fn comprehension(&mut self, c: &ast::Comprehension, span: Span) -> TExpr {
+        let range = self.expr(&c.range);
+        let var_ty = match &range.ty {
+            Type::List(elem) => (**elem).clone(),
+            Type::Map(k, _) => (**k).clone(),
+            Type::Dyn => Type::Dyn,
+            other => {
+                let d = Diagnostic::new(
+                    format!("expression of type '{other}' cannot be the range of a comprehension"),
+                    c.range.span,
+                );
+                self.diags.push(d);
+                Type::Dyn
+            }
+        };
+        let depth = self.locals.len();
+        self.locals.push((c.var.clone(), var_ty.clone()));
+        let filter = c.filter.as_ref().map(|f| self.expect_bool(f, c.kind));
+        let body = if c.kind == MacroKind::Map {
+            self.expr(&c.body)
+        } else {
+            self.expect_bool(&c.body, c.kind)
+        };
+        self.locals.pop();
+        let ty = match c.kind {
+            MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne => Type::Bool,
+            MacroKind::Map => Type::list(body.ty.clone()),
+            MacroKind::Filter => Type::list(var_ty),
+        };
+        let comp = TComprehension {
+            kind: c.kind,
+            range,
+            depth,
+            filter,
+            body,
+        };
+        node(TExprKind::Comprehension(Box::new(comp)), ty, span)
+    }
+
+    fn expect_bool(&mut self, e: &Expr, kind: MacroKind) -> TExpr {
+        let t = self.expr(e);
+        if !t.ty.assignable_to(&Type::Bool) {
+            let d = Diagnostic::new(
+                format!(
+                    "the predicate of '{}' must be bool, not {}",
+                    kind.name(),
+                    t.ty
+                ),
+                e.span,
+            );
+            return self.error(d);
+        }
+        t
+    }
+
+    /// Folds a node whose operands are all constants into a constant, when it evaluates
+    /// without error. Erroring constant expressions stay as they are: they fail at run time,
+    /// exactly as they would unfolded.
+    fn fold(&mut self, e: TExpr) -> TExpr {
+        let operands_const = match &e.kind {
+            TExprKind::Not(a) | TExprKind::Neg(a) => is_const(a),
+            TExprKind::Binary(_, a, b) | TExprKind::And(a, b) | TExprKind::Or(a, b) => {
+                is_const(a) && is_const(b)
+            }
+            TExprKind::Call(_, args) | TExprKind::List(args) => args.iter().all(is_const),
+            _ => false,
+        };
+        if !operands_const {
+            return e;
+        }
+        match interp::eval_constant(&e) {
+            Ok(value) => node(TExprKind::Const(value), e.ty, e.span),
+            Err(_) => e,
+        }
+    }
+}
+
+fn is_const(e: &TExpr) -> bool {
+    matches!(e.kind, TExprKind::Const(_))
+}
+
+fn join_all<'a>(mut types: impl Iterator<Item = &'a Type>) -> Type {
+    let Some(first) = types.next() else {
+        return Type::Dyn;
+    };
+    types.fold(first.clone(), |acc, t| acc.join(t))
+}
+
+fn object_fields(ty: &Type) -> Vec<&'static str> {
+    match ty {
+        Type::Condition => crate::resource::CONDITION_FIELDS.to_vec(),
+        Type::ResourceStatus => vec!["conditions"],
+        Type::ObjectReference => vec!["id", "href", "kind"],
+        _ => Vec::new(),
+    }
+}
+
+/// The result type of a binary operator on static operand types, or `None` when no overload
+/// applies.
+fn binary_type(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
+    let dyn_either = l.is_dyn() || r.is_dyn();
+    match op {
+        BinaryOp::And | BinaryOp::Or => {
+            (l.assignable_to(&Type::Bool) && r.assignable_to(&Type::Bool)).then_some(Type::Bool)
+        }
+        BinaryOp::Eq | BinaryOp::Ne => {
+            let ok = l.assignable_to(r)
+                || (is_numeric(l) && is_numeric(r))
+                || (matches!(l, Type::Null) && (r.is_object() || r.is_dyn()))
+                || (matches!(r, Type::Null) && (l.is_object() || l.is_dyn()));
+            ok.then_some(Type::Bool)
+        }
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            let ok = dyn_either
+                || (is_numeric(l) && is_numeric(r))
+                || (l == r
+                    && matches!(
+                        l,
+                        Type::String | Type::Bytes | Type::Bool | Type::Timestamp | Type::Duration
+                    ));
+            ok.then_some(Type::Bool)
+        }
+        BinaryOp::In => {
+            let ok = match r {
+                Type::Dyn => true,
+                Type::List(elem) => l.assignable_to(elem) || (is_numeric(l) && is_numeric(elem)),
+                Type::Map(k, _) => l.assignable_to(k) || (is_numeric(l) && is_numeric(k)),
+                Type::Resource => l.assignable_to(&Type::String),
+                _ => false,
+            };
+            ok.then_some(Type::Bool)
+        }
+        _ if dyn_either => arithmetic_with_dyn(op, l, r),
+        _ => arithmetic(op, l, r),
+    }
+}
+
+fn arithmetic(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
+    match (op, l, r) {
+        (BinaryOp::Rem, Type::Int, Type::Int) | (BinaryOp::Rem, Type::Uint, Type::Uint) => {
+            Some(l.clone())
+        }
+        (BinaryOp::Rem, _, _) => None,
+        (_, Type::Int, Type::Int)
+        | (_, Type::Uint, Type::Uint)
+        | (_, Type::Double, Type::Double) => Some(l.clone()),
+        (BinaryOp::Add, Type::String, Type::String) | (BinaryOp::Add, Type::Bytes, Type::Bytes) => {
+            Some(l.clone())
+        }
+        (BinaryOp::Add, Type::List(a), Type::List(b)) => Some(Type::list(a.join(b))),
+        (BinaryOp::Add, Type::Timestamp, Type::Duration)
+        | (BinaryOp::Add, Type::Duration, Type::Timestamp) => Some(Type::Timestamp),
+        (BinaryOp::Add, Type::Duration, Type::Duration)
+        | (BinaryOp::Sub, Type::Duration, Type::Duration) => Some(Type::Duration),
+        (BinaryOp::Sub, Type::Timestamp, Type::Timestamp) => Some(Type::Duration),
+        (BinaryOp::Sub, Type::Timestamp, Type::Duration) => Some(Type::Timestamp),
+        _ => None,
+    }
+}
+
+/// With a `dyn` operand the overload is chosen at run time; reject only operand types that no
+/// overload of the operator accepts at all.
+fn arithmetic_with_dyn(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
+    let usable = |t: &Type| match op {
+        BinaryOp::Add => matches!(
+            t,
+            Type::Dyn
+                | Type::Int
+                | Type::Uint
+                | Type::Double
+                | Type::String
+                | Type::Bytes
+                | Type::List(_)
+                | Type::Timestamp
+                | Type::Duration
+        ),
+        BinaryOp::Sub => matches!(
+            t,
+            Type::Dyn | Type::Int | Type::Uint | Type::Double | Type::Timestamp | Type::Duration
+        ),
+        BinaryOp::Rem => matches!(t, Type::Dyn | Type::Int | Type::Uint),
+        _ => matches!(t, Type::Dyn | Type::Int | Type::Uint | Type::Double),
+    };
+    if !(usable(l) && usable(r)) {
+        return None;
+    }
+    // The same concrete type on the known side gives the result for the numeric operators.
+    let known = if l.is_dyn() { r } else { l };
+    match (op, known) {
+        (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem, Type::Int | Type::Uint | Type::Double) => {
+            Some(known.clone())
+        }
+        _ => Some(Type::Dyn),
+    }
+}

@@ -1,0 +1,545 @@
+//! The standard and extension functions: their static signatures (for the checker) and their
+//! one runtime implementation (for the interpreter and the JIT's helper calls).
+//!
+//! Invariant: [`resolve`] accepts a call only if [`call`] has an implementation for some runtime
+//! values of those static types; everything `dyn` is re-checked by [`call`] at run time.
+
+use super::strings;
+use super::time::{self, Duration, TimePart, Timestamp};
+use super::typed::Builtin;
+use super::types::Type;
+use super::value::{ErrorKind, EvalError, EvalResult, Value};
+use std::sync::Arc;
+
+/// Why a call did not resolve.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ResolveError {
+    /// No function of that name (in that call style).
+    Unknown,
+    /// The function exists but not for these argument types.
+    NoOverload,
+}
+
+/// A parameter pattern of a signature.
+#[derive(Clone, Copy)]
+enum P {
+    Int,
+    Str,
+    Bytes,
+    Ts,
+    Dur,
+    List,
+    ListStr,
+    Map,
+    Any,
+}
+
+impl P {
+    fn accepts(self, ty: &Type) -> bool {
+        let want = match self {
+            P::Any => return true,
+            P::Int => Type::Int,
+            P::Str => Type::String,
+            P::Bytes => Type::Bytes,
+            P::Ts => Type::Timestamp,
+            P::Dur => Type::Duration,
+            P::List => Type::list(Type::Dyn),
+            P::ListStr => Type::list(Type::String),
+            P::Map => Type::map(Type::Dyn, Type::Dyn),
+        };
+        ty.assignable_to(&want)
+    }
+}
+
+/// One overload: receiver style or global, parameter patterns (receiver first), result type.
+struct Sig(bool, &'static [P], fn(&[Type]) -> Type);
+
+fn int(_: &[Type]) -> Type {
+    Type::Int
+}
+fn string(_: &[Type]) -> Type {
+    Type::String
+}
+fn boolean(_: &[Type]) -> Type {
+    Type::Bool
+}
+
+/// The builtin a name denotes, before overloads are considered.
+fn builtin(name: &str) -> Option<Builtin> {
+    use Builtin::*;
+    Some(match name {
+        "condition" => Condition,
+        "size" => Size,
+        "contains" => Contains,
+        "startsWith" => StartsWith,
+        "endsWith" => EndsWith,
+        "matches" => Matches,
+        "int" => ToInt,
+        "uint" => ToUint,
+        "double" => ToDouble,
+        "string" => ToString,
+        "bool" => ToBool,
+        "bytes" => ToBytes,
+        "timestamp" => ToTimestamp,
+        "duration" => ToDuration,
+        "dyn" => Dyn,
+        "type" => TypeOf,
+        "charAt" => CharAt,
+        "indexOf" => IndexOf,
+        "lastIndexOf" => LastIndexOf,
+        "lowerAscii" => LowerAscii,
+        "upperAscii" => UpperAscii,
+        "replace" => Replace,
+        "split" => Split,
+        "substring" => Substring,
+        "trim" => Trim,
+        "join" => Join,
+        "strings.quote" => Quote,
+        "reverse" => Reverse,
+        "format" => Format,
+        _ => TimePart(time::TimePart::from_method(name)?),
+    })
+}
+
+fn signatures(f: Builtin) -> Vec<Sig> {
+    use P::*;
+    fn s(recv: bool, params: &'static [P], ret: fn(&[Type]) -> Type) -> Sig {
+        Sig(recv, params, ret)
+    }
+    match f {
+        Builtin::Condition => vec![s(false, &[Str], |_| Type::Condition)],
+        Builtin::Size => vec![
+            s(false, &[Str], int),
+            s(false, &[Bytes], int),
+            s(false, &[List], int),
+            s(false, &[Map], int),
+            s(true, &[Str], int),
+            s(true, &[Bytes], int),
+            s(true, &[List], int),
+            s(true, &[Map], int),
+        ],
+        Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => {
+            vec![s(true, &[Str, Str], boolean)]
+        }
+        Builtin::Matches => vec![
+            s(true, &[Str, Str], boolean),
+            s(false, &[Str, Str], boolean),
+        ],
+        Builtin::ToInt => vec![s(false, &[Any], int)],
+        Builtin::ToUint => vec![s(false, &[Any], |_| Type::Uint)],
+        Builtin::ToDouble => vec![s(false, &[Any], |_| Type::Double)],
+        Builtin::ToString => vec![s(false, &[Any], string)],
+        Builtin::ToBool => vec![s(false, &[Any], boolean)],
+        Builtin::ToBytes => vec![s(false, &[Any], |_| Type::Bytes)],
+        Builtin::ToTimestamp => vec![s(false, &[Any], |_| Type::Timestamp)],
+        Builtin::ToDuration => vec![s(false, &[Any], |_| Type::Duration)],
+        Builtin::Dyn => vec![s(false, &[Any], |_| Type::Dyn)],
+        Builtin::TypeOf => vec![s(false, &[Any], |_| Type::Type)],
+        Builtin::TimePart(_) => vec![
+            s(true, &[Ts], int),
+            s(true, &[Ts, Str], int),
+            s(true, &[Dur], int),
+        ],
+        Builtin::CharAt => vec![s(true, &[Str, Int], string)],
+        Builtin::IndexOf | Builtin::LastIndexOf => {
+            vec![s(true, &[Str, Str], int), s(true, &[Str, Str, Int], int)]
+        }
+        Builtin::LowerAscii | Builtin::UpperAscii | Builtin::Trim | Builtin::Reverse => {
+            vec![s(true, &[Str], string)]
+        }
+        Builtin::Replace => vec![
+            s(true, &[Str, Str, Str], string),
+            s(true, &[Str, Str, Str, Int], string),
+        ],
+        Builtin::Split => vec![
+            s(true, &[Str, Str], |_| Type::list(Type::String)),
+            s(true, &[Str, Str, Int], |_| Type::list(Type::String)),
+        ],
+        Builtin::Substring => vec![
+            s(true, &[Str, Int], string),
+            s(true, &[Str, Int, Int], string),
+        ],
+        Builtin::Join => vec![
+            s(true, &[ListStr], string),
+            s(true, &[ListStr, Str], string),
+        ],
+        Builtin::Quote => vec![s(false, &[Str], string)],
+        Builtin::Format => vec![s(true, &[Str, List], string)],
+    }
+}
+
+/// Resolves a call by name, style and static argument types (receiver first) to a builtin and
+/// its result type.
+pub fn resolve(name: &str, receiver: bool, args: &[Type]) -> Result<(Builtin, Type), ResolveError> {
+    let f = builtin(name).ok_or(ResolveError::Unknown)?;
+    let sigs = signatures(f);
+    if !sigs.iter().any(|Sig(r, _, _)| *r == receiver) {
+        return Err(ResolveError::Unknown);
+    }
+    let mut matching = sigs.iter().filter(|Sig(r, params, _)| {
+        *r == receiver
+            && params.len() == args.len()
+            && params.iter().zip(args).all(|(p, t)| p.accepts(t))
+    });
+    let Some(Sig(_, _, ret)) = matching.next() else {
+        return Err(ResolveError::NoOverload);
+    };
+    // Ambiguous matches only arise from `dyn` arguments; their result is known at run time only.
+    let ty = if matching.next().is_some() {
+        Type::Dyn
+    } else {
+        ret(args)
+    };
+    Ok((f, ty))
+}
+
+/// The printable name of a builtin, as written in CEL.
+pub fn name(f: Builtin) -> &'static str {
+    use Builtin::*;
+    match f {
+        Condition => "condition",
+        Size => "size",
+        Contains => "contains",
+        StartsWith => "startsWith",
+        EndsWith => "endsWith",
+        Matches => "matches",
+        ToInt => "int",
+        ToUint => "uint",
+        ToDouble => "double",
+        ToString => "string",
+        ToBool => "bool",
+        ToBytes => "bytes",
+        ToTimestamp => "timestamp",
+        ToDuration => "duration",
+        Dyn => "dyn",
+        TypeOf => "type",
+        TimePart(p) => time_part_name(p),
+        CharAt => "charAt",
+        IndexOf => "indexOf",
+        LastIndexOf => "lastIndexOf",
+        LowerAscii => "lowerAscii",
+        UpperAscii => "upperAscii",
+        Replace => "replace",
+        Split => "split",
+        Substring => "substring",
+        Trim => "trim",
+        Join => "join",
+        Quote => "strings.quote",
+        Reverse => "reverse",
+        Format => "format",
+    }
+}
+
+fn time_part_name(p: TimePart) -> &'static str {
+    match p {
+        TimePart::FullYear => "getFullYear",
+        TimePart::Month => "getMonth",
+        TimePart::Date => "getDate",
+        TimePart::DayOfMonth => "getDayOfMonth",
+        TimePart::DayOfWeek => "getDayOfWeek",
+        TimePart::DayOfYear => "getDayOfYear",
+        TimePart::Hours => "getHours",
+        TimePart::Minutes => "getMinutes",
+        TimePart::Seconds => "getSeconds",
+        TimePart::Milliseconds => "getMilliseconds",
+    }
+}
+
+/// Whether a builtin's result depends only on its arguments (so constant calls can be folded).
+pub fn is_pure(f: Builtin) -> bool {
+    f != Builtin::Condition
+}
+
+fn str_arg<'a>(f: Builtin, args: &'a [Value], i: usize) -> Result<&'a str, EvalError> {
+    match args.get(i) {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err(no_overload(f, args)),
+    }
+}
+
+fn int_arg(f: Builtin, args: &[Value], i: usize) -> Result<i64, EvalError> {
+    match args.get(i) {
+        Some(Value::Int(v)) => Ok(*v),
+        _ => Err(no_overload(f, args)),
+    }
+}
+
+fn opt_int_arg(f: Builtin, args: &[Value], i: usize) -> Result<Option<i64>, EvalError> {
+    if args.len() > i {
+        int_arg(f, args, i).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn no_overload(f: Builtin, args: &[Value]) -> EvalError {
+    let refs: Vec<&Value> = args.iter().collect();
+    EvalError::no_overload(name(f), &refs)
+}
+
+fn string_value(s: String) -> Value {
+    Value::String(Arc::from(s))
+}
+
+/// Calls a builtin other than `condition` (which needs the resource: the evaluators handle it)
+/// on argument values, receiver first.
+pub fn call(f: Builtin, args: &[Value]) -> EvalResult {
+    use Builtin::*;
+    match f {
+        Size => size(f, args),
+        Contains | StartsWith | EndsWith => {
+            let (s, t) = (str_arg(f, args, 0)?, str_arg(f, args, 1)?);
+            Ok(Value::Bool(match f {
+                Contains => s.contains(t),
+                StartsWith => s.starts_with(t),
+                _ => s.ends_with(t),
+            }))
+        }
+        Matches => {
+            let (s, pattern) = (str_arg(f, args, 0)?, str_arg(f, args, 1)?);
+            let re = compile_regex(pattern)?;
+            Ok(Value::Bool(re.is_match(s)))
+        }
+        ToInt | ToUint | ToDouble | ToString | ToBool | ToBytes | ToTimestamp | ToDuration => {
+            convert(f, args)
+        }
+        Dyn => args.first().cloned().ok_or_else(|| no_overload(f, args)),
+        TypeOf => args
+            .first()
+            .map(|v| Value::Type(v.runtime_type()))
+            .ok_or_else(|| no_overload(f, args)),
+        TimePart(part) => time_part(f, part, args),
+        Condition => Err(no_overload(f, args)),
+        _ => string_ext(f, args),
+    }
+}
+
+/// Compiles a `matches` pattern (RE2 syntax, as the regex crate implements it).
+pub fn compile_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
+    regex::Regex::new(pattern).map_err(|e| {
+        // The regex crate's syntax errors draw the pattern over several lines; keep the last,
+        // which says what is wrong.
+        let text = e.to_string();
+        let why = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("invalid syntax");
+        EvalError::invalid(format!(
+            "invalid regex {pattern:?}: {}",
+            why.trim_start_matches("error: ")
+        ))
+    })
+}
+
+fn size(f: Builtin, args: &[Value]) -> EvalResult {
+    let n = match args.first() {
+        Some(Value::String(s)) => s.chars().count(),
+        Some(Value::Bytes(b)) => b.len(),
+        Some(Value::List(l)) => l.len(),
+        Some(Value::Map(m)) => m.len(),
+        _ => return Err(no_overload(f, args)),
+    };
+    Ok(Value::Int(n as i64))
+}
+
+fn time_part(f: Builtin, part: TimePart, args: &[Value]) -> EvalResult {
+    let tz = match args.get(1) {
+        None => None,
+        Some(Value::String(s)) => Some(&**s),
+        Some(_) => return Err(no_overload(f, args)),
+    };
+    match (args.first(), tz) {
+        (Some(Value::Timestamp(t)), tz) => time::timestamp_part(*t, part, tz).map(Value::Int),
+        (Some(Value::Duration(d)), None) => time::duration_part(*d, part).map(Value::Int),
+        _ => Err(no_overload(f, args)),
+    }
+}
+
+fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
+    use Builtin::*;
+    match f {
+        Join => {
+            let Some(Value::List(items)) = args.first() else {
+                return Err(no_overload(f, args));
+            };
+            let sep = if args.len() > 1 {
+                Some(str_arg(f, args, 1)?)
+            } else {
+                None
+            };
+            strings::join(items, sep).map(string_value)
+        }
+        Format => {
+            let Some(Value::List(items)) = args.get(1) else {
+                return Err(no_overload(f, args));
+            };
+            strings::format(str_arg(f, args, 0)?, items).map(string_value)
+        }
+        Quote => Ok(string_value(strings::quote(str_arg(f, args, 0)?))),
+        _ => {
+            let s = str_arg(f, args, 0)?;
+            match f {
+                CharAt => strings::char_at(s, int_arg(f, args, 1)?).map(string_value),
+                IndexOf => strings::index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
+                    .map(Value::Int),
+                LastIndexOf => {
+                    strings::last_index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
+                        .map(Value::Int)
+                }
+                LowerAscii => Ok(string_value(strings::lower_ascii(s))),
+                UpperAscii => Ok(string_value(strings::upper_ascii(s))),
+                Trim => Ok(string_value(strings::trim(s))),
+                Reverse => Ok(string_value(strings::reverse(s))),
+                Replace => Ok(string_value(strings::replace(
+                    s,
+                    str_arg(f, args, 1)?,
+                    str_arg(f, args, 2)?,
+                    opt_int_arg(f, args, 3)?,
+                ))),
+                Split => {
+                    let parts = strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?);
+                    Ok(Value::List(parts.into_iter().map(string_value).collect()))
+                }
+                Substring => strings::substring(s, int_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
+                    .map(string_value),
+                _ => Err(no_overload(f, args)),
+            }
+        }
+    }
+}
+
+fn range_error(what: &str) -> EvalError {
+    EvalError::new(ErrorKind::Overflow, format!("{what} out of range"))
+}
+
+fn parse_error(what: &str, text: &str) -> EvalError {
+    EvalError::invalid(format!("cannot convert {text:?} to {what}"))
+}
+
+/// The type conversions `int uint double string bool bytes timestamp duration`.
+fn convert(f: Builtin, args: &[Value]) -> EvalResult {
+    use Value::*;
+    let [arg] = args else {
+        return Err(no_overload(f, args));
+    };
+    match (f, arg) {
+        (Builtin::ToInt, Int(_)) | (Builtin::ToUint, Uint(_)) | (Builtin::ToDouble, Double(_)) => {
+            Ok(arg.clone())
+        }
+        (Builtin::ToString, String(_))
+        | (Builtin::ToBool, Bool(_))
+        | (Builtin::ToBytes, Bytes(_)) => Ok(arg.clone()),
+        (Builtin::ToTimestamp, Timestamp(_)) | (Builtin::ToDuration, Duration(_)) => {
+            Ok(arg.clone())
+        }
+        (Builtin::ToInt, Uint(u)) => i64::try_from(*u).map(Int).map_err(|_| range_error("int")),
+        (Builtin::ToInt, Double(d)) => double_to_int(*d).map(Int),
+        (Builtin::ToInt, String(s)) => s.parse::<i64>().map(Int).map_err(|_| parse_error("int", s)),
+        (Builtin::ToInt, Timestamp(t)) => Ok(Int(t.unix_seconds())),
+        (Builtin::ToUint, Int(i)) => u64::try_from(*i).map(Uint).map_err(|_| range_error("uint")),
+        (Builtin::ToUint, Double(d)) => double_to_uint(*d).map(Uint),
+        (Builtin::ToUint, String(s)) => s
+            .parse::<u64>()
+            .map(Uint)
+            .map_err(|_| parse_error("uint", s)),
+        (Builtin::ToDouble, Int(i)) => Ok(Double(*i as f64)),
+        (Builtin::ToDouble, Uint(u)) => Ok(Double(*u as f64)),
+        (Builtin::ToDouble, String(s)) => parse_double(s).map(Double),
+        (Builtin::ToString, _) => to_string(arg).map(|s| String(Arc::from(s))),
+        (Builtin::ToBool, String(s)) => parse_bool(s).map(Bool),
+        (Builtin::ToBytes, String(s)) => Ok(Bytes(Arc::from(s.as_bytes()))),
+        (Builtin::ToTimestamp, String(s)) => time::parse_timestamp(s).map(Timestamp),
+        (Builtin::ToTimestamp, Int(i)) => self::Timestamp::from_unix_seconds(*i).map(Timestamp),
+        (Builtin::ToDuration, String(s)) => time::parse_duration(s).map(Duration),
+        _ => Err(no_overload(f, args)),
+    }
+}
+
+fn double_to_int(d: f64) -> Result<i64, EvalError> {
+    // Valid doubles lie strictly inside (-2^63 - 1, 2^63): both ends are out of range, as in cel-go.
+    if d.is_nan() || d <= -9223372036854775809.0 || d >= 9223372036854775807.0 {
+        return Err(range_error("int"));
+    }
+    Ok(d as i64)
+}
+
+fn double_to_uint(d: f64) -> Result<u64, EvalError> {
+    if d.is_nan() || d <= -1.0 || d >= 18446744073709551615.0 {
+        return Err(range_error("uint"));
+    }
+    Ok(d as u64)
+}
+
+fn parse_double(s: &str) -> Result<f64, EvalError> {
+    match s {
+        "NaN" => Ok(f64::NAN),
+        "Infinity" | "+Infinity" | "inf" | "+inf" => Ok(f64::INFINITY),
+        "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
+        _ => s.parse::<f64>().map_err(|_| parse_error("double", s)),
+    }
+}
+
+fn parse_bool(s: &str) -> Result<bool, EvalError> {
+    match s {
+        "1" | "t" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "false" | "FALSE" | "False" => Ok(false),
+        _ => Err(parse_error("bool", s)),
+    }
+}
+
+/// `string(x)` for the scalar types.
+pub fn to_string(v: &Value) -> Result<String, EvalError> {
+    Ok(match v {
+        Value::String(s) => s.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Uint(u) => u.to_string(),
+        Value::Double(d) => format_double(*d),
+        Value::Bool(b) => b.to_string(),
+        Value::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) => s.to_string(),
+            Err(_) => {
+                return Err(EvalError::invalid(
+                    "invalid UTF-8 in bytes, cannot convert to string",
+                ));
+            }
+        },
+        Value::Timestamp(t) => time::format_timestamp(*t),
+        Value::Duration(d) => time::format_duration(*d),
+        _ => return Err(EvalError::no_overload("string", &[v])),
+    })
+}
+
+/// Formats a double as cel-go and cel-cpp do: shortest round-trip digits, exponent form for
+/// very large or small magnitudes (`1e+100`, `1.5e-07`).
+pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    let abs = d.abs();
+    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
+        let s = format!("{d:e}");
+        // Rust prints `1e100` / `1.5e-7`; Go prints `1e+100` / `1.5e-07`.
+        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let (sign, digits) = exp.strip_prefix('-').map_or(("+", exp), |d| ("-", d));
+        return format!("{mantissa}e{sign}{digits:0>2}");
+    }
+    format!("{d}")
+}
+
+/// A timestamp for `now` and tests: `Timestamp` from RFC 3339 text.
+pub fn timestamp_from_rfc3339(text: &str) -> Result<Timestamp, EvalError> {
+    time::parse_timestamp(text)
+}
+
+/// A duration from whole seconds (for defaults and tests).
+pub fn duration_from_secs(secs: i64) -> Result<Duration, EvalError> {
+    Duration::from_nanos(i128::from(secs) * 1_000_000_000)
+}

@@ -1,0 +1,99 @@
+//! CEL values as JSON, for `sentinel eval` output and CloudEvent data.
+//!
+//! Invariant: the conversion is total: every value has a JSON form (bytes as base64, as Go's
+//! encoding/json writes `[]byte`; non-finite doubles as strings).
+
+use super::functions::format_double;
+use super::time;
+use super::value::Value;
+use serde_json::{Map as JsonMap, Number, Value as Json};
+
+/// How durations are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurationStyle {
+    /// Seconds with an `s` suffix (`"1800s"`), as CEL's `string(duration)`: `sentinel eval`.
+    Seconds,
+    /// Integer nanoseconds, as Go's encoding/json writes `time.Duration`: CloudEvent data.
+    Nanos,
+}
+
+/// Converts a value to JSON.
+pub fn to_json(value: &Value, style: DurationStyle) -> Json {
+    match value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::Uint(u) => Json::from(*u),
+        Value::Double(d) => {
+            Number::from_f64(*d).map_or_else(|| Json::String(format_double(*d)), Json::Number)
+        }
+        Value::String(s) => Json::String(s.to_string()),
+        Value::Bytes(b) => Json::String(base64(b)),
+        Value::Timestamp(t) => Json::String(time::format_timestamp(*t)),
+        Value::Duration(d) => match style {
+            DurationStyle::Seconds => Json::String(time::format_duration(*d)),
+            DurationStyle::Nanos => i64::try_from(d.nanos()).map_or(Json::Null, Json::from),
+        },
+        Value::List(items) => Json::Array(items.iter().map(|v| to_json(v, style)).collect()),
+        Value::Map(map) => {
+            let mut obj = JsonMap::with_capacity(map.len());
+            for (k, v) in map.iter() {
+                let key = match k {
+                    Value::String(s) => s.to_string(),
+                    other => match to_json(other, style) {
+                        Json::String(s) => s,
+                        j => j.to_string(),
+                    },
+                };
+                obj.insert(key, to_json(v, style));
+            }
+            Json::Object(obj)
+        }
+        Value::Type(t) => Json::String(t.to_string()),
+        Value::Condition(c) => {
+            let mut obj = JsonMap::new();
+            for name in crate::resource::CONDITION_FIELDS {
+                if let Ok(v) = c.get(name) {
+                    obj.insert(name.to_string(), to_json(&v, style));
+                }
+            }
+            Json::Object(obj)
+        }
+        Value::Resource(r) => r.json.clone(),
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_go() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xff, 0xfe]), "//4=");
+    }
+}

@@ -1,0 +1,145 @@
+//! `sentinel eval`: decides for resources read as JSON and prints one JSON line per resource.
+//!
+//! Input is one resource object, a list page `{"items": [...]}`, or JSON lines of either, read
+//! as a stream: memory does not grow with the number of resources.
+
+use super::CmdError;
+use crate::cel::json::{DurationStyle, to_json};
+use crate::cel::time::Timestamp;
+use crate::decision::Program;
+use crate::resource::Resource;
+use serde_json::{Map as JsonMap, Value as Json};
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+/// Reads resources from `input` (named `origin` in errors), decides each with `program` at
+/// `now`, and writes one JSON line per resource to `out`.
+pub fn run(
+    program: &Program,
+    now: Timestamp,
+    input: impl BufRead,
+    origin: &str,
+    mut out: impl Write,
+) -> Result<usize, CmdError> {
+    let mut count = 0;
+    let mut slots = Vec::with_capacity(program.params.len());
+    let mut line = Vec::with_capacity(512);
+    let stream = serde_json::Deserializer::from_reader(input).into_iter::<Json>();
+    for (i, item) in stream.enumerate() {
+        let item = item.map_err(|e| CmdError::Input {
+            origin: format!("{origin}:{}:{}", e.line(), e.column()),
+            message: format!("invalid JSON in value {}: {e}", i + 1),
+        })?;
+        let resources = match item {
+            Json::Object(mut obj)
+                if !obj.contains_key("id") && obj.get("items").is_some_and(Json::is_array) =>
+            {
+                match obj.remove("items") {
+                    Some(Json::Array(items)) => items,
+                    _ => Vec::new(),
+                }
+            }
+            other => vec![other],
+        };
+        for json in resources {
+            let resource = Arc::new(Resource::from_json(json));
+            let decision = program.evaluate(&resource, now, &mut slots);
+            line.clear();
+            serde_json::to_writer(&mut line, &report(program, &resource, &decision, &slots))
+                .map_err(|e| CmdError::Write(e.into()))?;
+            line.push(b'\n');
+            out.write_all(&line)?;
+            count += 1;
+        }
+    }
+    out.flush()?;
+    Ok(count)
+}
+
+fn report(
+    program: &Program,
+    resource: &Resource,
+    decision: &crate::decision::Decision,
+    slots: &[crate::cel::value::EvalResult],
+) -> Json {
+    let mut params = JsonMap::with_capacity(slots.len());
+    for (p, v) in program.params.iter().zip(slots) {
+        let value = match v {
+            Ok(v) => to_json(v, DurationStyle::Seconds),
+            Err(e) => Json::Object(JsonMap::from_iter([(
+                "error".to_string(),
+                Json::String(e.message.clone()),
+            )])),
+        };
+        params.insert(p.name.to_string(), value);
+    }
+    let id = resource.json.get("id").cloned().unwrap_or(Json::Null);
+    let mut obj = JsonMap::with_capacity(4);
+    obj.insert("id".into(), id);
+    obj.insert(
+        "decision".into(),
+        Json::String(if decision.publish { "publish" } else { "skip" }.into()),
+    );
+    obj.insert("reason".into(), Json::String(decision.reason.to_string()));
+    obj.insert("params".into(), Json::Object(params));
+    Json::Object(obj)
+}
+
+/// Options of `sentinel eval`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EvalArgs {
+    /// Config file whose message_decision to use (the whole file must validate); without it the
+    /// default rules apply.
+    #[arg(short, long)]
+    pub config: Option<std::path::PathBuf>,
+    /// The evaluation time, RFC 3339 (default: the current time).
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<String>,
+    /// Resources as JSON: a file, or `-` / nothing for standard input.
+    #[arg(value_name = "FILE|-")]
+    pub input: Option<std::path::PathBuf>,
+}
+
+/// Runs `sentinel eval` with its options on the process's stdin/stdout.
+pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
+    let rules = super::check::load_rules(args.config.as_deref())?;
+    let now = match &args.now {
+        Some(text) => crate::cel::time::parse_timestamp(text).map_err(|e| CmdError::Input {
+            origin: "--now".into(),
+            message: e.message,
+        })?,
+        None => super::now(),
+    };
+    let stdout = std::io::stdout().lock();
+    let out = std::io::BufWriter::new(stdout);
+    match args.input.as_deref() {
+        None => run(
+            &rules.decision,
+            now,
+            std::io::stdin().lock(),
+            "<stdin>",
+            out,
+        ),
+        Some(p) if p.as_os_str() == "-" => run(
+            &rules.decision,
+            now,
+            std::io::stdin().lock(),
+            "<stdin>",
+            out,
+        ),
+        Some(path) => {
+            let file = std::fs::File::open(path).map_err(|source| CmdError::Read {
+                path: path.into(),
+                source,
+            })?;
+            run(
+                &rules.decision,
+                now,
+                std::io::BufReader::new(file),
+                &path.display().to_string(),
+                out,
+            )
+        }
+    }
+    .map(|_| ())
+}

@@ -1,0 +1,63 @@
+//! The subcommands behind `src/main.rs`: each takes parsed options and its input and output
+//! streams, and returns a [`CmdError`] that main prints as one line.
+
+pub mod eval;
+
+use std::path::PathBuf;
+
+/// A failure of a subcommand, printed by main as one line (diagnostics as rendered blocks).
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Input that is not what the command takes.
+    #[error("{origin}: {message}")]
+    Input {
+        /// The file (or `<stdin>`) and place.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The config file is unreadable or invalid.
+    #[error("{0}")]
+    Config(#[from] crate::sentinel::config::ConfigError),
+    /// The rules did not compile.
+    #[error("{0}")]
+    Compile(#[from] crate::decision::CompileError),
+    /// Writing the output failed.
+    #[error("cannot write output: {0}")]
+    Write(#[from] std::io::Error),
+}
+
+pub mod check;
+
+/// The crate version, for `--version` and the User-Agent.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `sentinel version`: version, commit and build date.
+pub fn version_text() -> String {
+    format!(
+        "sentinel {VERSION}\ncommit: {}\nbuilt: {}",
+        env!("SENTINEL_COMMIT"),
+        env!("SENTINEL_BUILD_DATE")
+    )
+}
+
+/// The current time as a CEL timestamp.
+pub fn now() -> crate::cel::time::Timestamp {
+    let nanos = chrono::Utc::now()
+        .timestamp_nanos_opt()
+        .map_or(0, i128::from);
+    // The current time is always within the timestamp range.
+    crate::cel::time::Timestamp::from_nanos(nanos).unwrap_or_else(|_| unreachable_epoch())
+}
+
+fn unreachable_epoch() -> crate::cel::time::Timestamp {
+    crate::cel::time::Timestamp::from_unix_seconds(0).expect("the epoch is a valid timestamp")
+}
