@@ -2,7 +2,10 @@
 //! health endpoints.
 
 pub mod api;
+pub mod broker;
 pub mod config;
+pub mod event;
 pub mod health;
 pub mod logging;
 pub mod metrics;
+pub mod runtime;
