@@ -22,8 +22,15 @@ fn main() {
     let secs = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()));
-    println!("cargo:rustc-env=SENTINEL_BUILD_DATE={}", civil_date(secs / 86_400));
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        });
+    println!(
+        "cargo:rustc-env=SENTINEL_BUILD_DATE={}",
+        civil_date(secs / 86_400)
+    );
 }
 
 /// Days since 1970-01-01 to `YYYY-MM-DD` (Howard Hinnant's civil-from-days).

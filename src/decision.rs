@@ -39,7 +39,10 @@ impl DecisionSource {
     /// The default rules of the decision engine reference, used when the config has no
     /// message_decision section.
     pub fn default_rules() -> DecisionSource {
-        let p = |name: &str, expr: &str| ParamSource { name: name.into(), expr: expr.into() };
+        let p = |name: &str, expr: &str| ParamSource {
+            name: name.into(),
+            expr: expr.into(),
+        };
         DecisionSource {
             params: vec![
                 p("ref_time", r#"condition("Reconciled").last_updated_time"#),
@@ -100,9 +103,16 @@ impl fmt::Display for CompileError {
 
 /// Parses and checks one expression, attributing diagnostics to `origin`.
 pub fn compile_expr(source: &str, env: &Env, origin: String) -> Result<TExpr, ExprDiagnostics> {
-    let located = |diagnostics| ExprDiagnostics { origin: origin.clone(), source: source.to_string(), diagnostics };
+    let located = |diagnostics| ExprDiagnostics {
+        origin: origin.clone(),
+        source: source.to_string(),
+        diagnostics,
+    };
     if source.trim().is_empty() {
-        return Err(located(vec![Diagnostic::new("expression is empty", Default::default())]));
+        return Err(located(vec![Diagnostic::new(
+            "expression is empty",
+            Default::default(),
+        )]));
     }
     let ast = parser::parse(source).map_err(located)?;
     check(&ast, env).map_err(located)
@@ -155,7 +165,9 @@ impl fmt::Display for Reason {
         match self {
             Reason::Matched => f.write_str("message decision matched"),
             Reason::ResultFalse => f.write_str("message decision result is false"),
-            Reason::ParamFailed { name, error } => write!(f, "param \"{name}\" evaluation failed: {error}"),
+            Reason::ParamFailed { name, error } => {
+                write!(f, "param \"{name}\" evaluation failed: {error}")
+            }
             Reason::ResultFailed(error) => write!(f, "result evaluation failed: {error}"),
             Reason::NotBool(ty) => write!(f, "result expression did not return bool, got {ty}"),
         }
@@ -187,7 +199,11 @@ impl Program {
             match compile_expr(&p.expr, &env, origin) {
                 Ok(expr) => {
                     scope.push((p.name.clone(), expr.ty.clone()));
-                    params.push(Param { name: Arc::from(p.name.as_str()), source: p.expr.clone(), expr });
+                    params.push(Param {
+                        name: Arc::from(p.name.as_str()),
+                        source: p.expr.clone(),
+                        expr,
+                    });
                 }
                 Err(e) => {
                     // Later params still see the name, typed dyn, so one mistake is reported once.
@@ -196,9 +212,16 @@ impl Program {
                 }
             }
         }
-        let result = match compile_expr(&src.result, &Env::decision(&scope), "message_decision.result".into()) {
+        let result = match compile_expr(
+            &src.result,
+            &Env::decision(&scope),
+            "message_decision.result".into(),
+        ) {
             Ok(expr) if !expr.ty.assignable_to(&Type::Bool) => {
-                let d = Diagnostic::new(format!("result must be bool, but its type is {}", expr.ty), expr.span);
+                let d = Diagnostic::new(
+                    format!("result must be bool, but its type is {}", expr.ty),
+                    expr.span,
+                );
                 errors.push(ExprDiagnostics {
                     origin: "message_decision.result".into(),
                     source: src.result.clone(),
@@ -213,9 +236,11 @@ impl Program {
             }
         };
         match result {
-            Some(result) if errors.is_empty() => {
-                Ok(Program { params, result_source: src.result.clone(), result })
-            }
+            Some(result) if errors.is_empty() => Ok(Program {
+                params,
+                result_source: src.result.clone(),
+                result,
+            }),
             _ => Err(CompileError { exprs: errors }),
         }
     }
@@ -224,19 +249,40 @@ impl Program {
     /// authored order. As in the Go sentinel, the first param that fails decides: the resource
     /// is skipped with that param named, and later params are not evaluated. `slots` is cleared
     /// first; pass the same vector for every resource to avoid allocation.
-    pub fn evaluate(&self, resource: &Arc<Resource>, now: Timestamp, slots: &mut Vec<EvalResult>) -> Decision {
+    pub fn evaluate(
+        &self,
+        resource: &Arc<Resource>,
+        now: Timestamp,
+        slots: &mut Vec<EvalResult>,
+    ) -> Decision {
         slots.clear();
         for p in &self.params {
-            let act = Activation { resource: Some(resource), now: Some(now), reason: None, slots };
+            let act = Activation {
+                resource: Some(resource),
+                now: Some(now),
+                reason: None,
+                slots,
+            };
             let value = interp::eval(&p.expr, &act);
             if let Err(error) = &value {
-                let reason = Reason::ParamFailed { name: p.name.clone(), error: error.clone() };
+                let reason = Reason::ParamFailed {
+                    name: p.name.clone(),
+                    error: error.clone(),
+                };
                 slots.push(value);
-                return Decision { publish: false, reason };
+                return Decision {
+                    publish: false,
+                    reason,
+                };
             }
             slots.push(value);
         }
-        let act = Activation { resource: Some(resource), now: Some(now), reason: None, slots };
+        let act = Activation {
+            resource: Some(resource),
+            now: Some(now),
+            reason: None,
+            slots,
+        };
         conclude(interp::eval(&self.result, &act))
     }
 }
@@ -244,9 +290,21 @@ impl Program {
 /// Turns the result's value into a decision.
 pub fn conclude(result: EvalResult) -> Decision {
     match result {
-        Ok(Value::Bool(true)) => Decision { publish: true, reason: Reason::Matched },
-        Ok(Value::Bool(false)) => Decision { publish: false, reason: Reason::ResultFalse },
-        Ok(other) => Decision { publish: false, reason: Reason::NotBool(other.type_name()) },
-        Err(error) => Decision { publish: false, reason: Reason::ResultFailed(error) },
+        Ok(Value::Bool(true)) => Decision {
+            publish: true,
+            reason: Reason::Matched,
+        },
+        Ok(Value::Bool(false)) => Decision {
+            publish: false,
+            reason: Reason::ResultFalse,
+        },
+        Ok(other) => Decision {
+            publish: false,
+            reason: Reason::NotBool(other.type_name()),
+        },
+        Err(error) => Decision {
+            publish: false,
+            reason: Reason::ResultFailed(error),
+        },
     }
 }

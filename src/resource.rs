@@ -68,7 +68,11 @@ impl Condition {
 
     /// Decodes one condition object, never failing: bad fields hold errors.
     pub fn from_json(obj: &serde_json::Map<String, Json>) -> Condition {
-        let field = |names: &[&str]| names.iter().find_map(|n| obj.get(*n).filter(|v| !v.is_null()));
+        let field = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|n| obj.get(*n).filter(|v| !v.is_null()))
+        };
         let text = |names: &[&str]| string_field(names[0], field(names));
         let time = |names: &[&str]| time_field(names[0], field(names));
         Condition {
@@ -210,7 +214,10 @@ impl Resource {
     /// The resource's fields as a CEL map (for `resource` used as a whole value).
     pub fn to_map(&self) -> EvalResult {
         let Some(obj) = self.json.as_object() else {
-            return Err(EvalError::new(ErrorKind::BadResource, "resource is not a JSON object"));
+            return Err(EvalError::new(
+                ErrorKind::BadResource,
+                "resource is not a JSON object",
+            ));
         };
         let mut entries = Vec::with_capacity(obj.len());
         for key in obj.keys() {
@@ -232,8 +239,10 @@ pub fn json_to_value(json: &Json) -> Value {
         Json::String(s) => Value::string(s),
         Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
         Json::Object(obj) => {
-            let entries =
-                obj.iter().map(|(k, v)| (Value::string(k), json_to_value(v))).collect();
+            let entries = obj
+                .iter()
+                .map(|(k, v)| (Value::string(k), json_to_value(v)))
+                .collect();
             Value::Map(Arc::new(Map::from_entries(entries)))
         }
     }
@@ -253,7 +262,10 @@ fn json_kind(json: &Json) -> &'static str {
 fn bad_field(name: &str, want: &str, got: &Json) -> EvalError {
     EvalError::new(
         ErrorKind::BadResource,
-        format!("invalid field '{name}': expected {want}, got {}", json_kind(got)),
+        format!(
+            "invalid field '{name}': expected {want}, got {}",
+            json_kind(got)
+        ),
     )
 }
 
@@ -269,7 +281,10 @@ fn time_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
     match json {
         None => Ok(EMPTY.clone()),
         Some(Json::String(s)) => canonical_rfc3339(s).map(Arc::from).map_err(|e| {
-            EvalError::new(ErrorKind::BadResource, format!("invalid field '{name}': {e}"))
+            EvalError::new(
+                ErrorKind::BadResource,
+                format!("invalid field '{name}': {e}"),
+            )
         }),
         Some(other) => Err(bad_field(name, "an RFC 3339 time string", other)),
     }
@@ -321,7 +336,11 @@ fn conditions_field(obj: &serde_json::Map<String, Json>) -> Field<Vec<Arc<Condit
         .enumerate()
         .map(|(i, item)| match item {
             Json::Object(c) => Ok(Arc::new(Condition::from_json(c))),
-            other => Err(bad_field(&format!("status.conditions[{i}]"), "an object", other)),
+            other => Err(bad_field(
+                &format!("status.conditions[{i}]"),
+                "an object",
+                other,
+            )),
         })
         .collect()
 }
@@ -348,7 +367,10 @@ mod tests {
     #[test]
     fn bad_fields_are_errors_not_decode_failures() {
         let r = Resource::from_json(json!({"generation": "two", "status": "broken"}));
-        assert_eq!(r.generation.unwrap_err().kind, ErrorKind::BadResource);
+        assert_eq!(
+            r.generation.as_ref().unwrap_err().kind,
+            ErrorKind::BadResource
+        );
         assert!(r.condition("Reconciled").is_err());
         assert_eq!(r.id.as_deref().unwrap(), "");
     }

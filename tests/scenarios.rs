@@ -14,7 +14,11 @@ fn now() -> Timestamp {
 
 /// RFC 3339 text for `now - secs`.
 fn ago(secs: i64) -> String {
-    let t = ts_sub_dur(now(), Duration::from_nanos(i128::from(secs) * 1_000_000_000).unwrap()).unwrap();
+    let t = ts_sub_dur(
+        now(),
+        Duration::from_nanos(i128::from(secs) * 1_000_000_000).unwrap(),
+    )
+    .unwrap();
     sentinel::cel::time::format_timestamp(t)
 }
 
@@ -46,7 +50,11 @@ fn decide(program: &Program, json: Json) -> Outcome {
         .zip(&slots)
         .map(|(p, v)| (p.name.to_string(), v.clone().expect("param evaluates")))
         .collect();
-    Outcome { publish: d.publish, reason: d.reason.to_string(), params }
+    Outcome {
+        publish: d.publish,
+        reason: d.reason.to_string(),
+        params,
+    }
 }
 
 fn default_program() -> Program {
@@ -54,7 +62,11 @@ fn default_program() -> Program {
 }
 
 fn param<'a>(o: &'a Outcome, name: &str) -> &'a Value {
-    &o.params.iter().find(|(n, _)| n == name).expect("param present").1
+    &o.params
+        .iter()
+        .find(|(n, _)| n == name)
+        .expect("param present")
+        .1
 }
 
 fn assert_bools(o: &Outcome, expected: &[(&str, bool)]) {
@@ -68,16 +80,22 @@ fn assert_bools(o: &Outcome, expected: &[(&str, bool)]) {
 
 #[test]
 fn test1_reconciled_recent_check_skips() {
-    let o = decide(&default_program(), resource(2, Some(("True", 2, ago(5 * 60)))));
+    let o = decide(
+        &default_program(),
+        resource(2, Some(("True", 2, ago(5 * 60)))),
+    );
     assert!(!o.publish);
     assert_eq!(o.reason, "message decision result is false");
-    assert_bools(&o, &[
-        ("is_reconciled", true),
-        ("is_new_resource", false),
-        ("generation_mismatch", false),
-        ("reconciled_and_stale", false),
-        ("not_reconciled_and_debounced", false),
-    ]);
+    assert_bools(
+        &o,
+        &[
+            ("is_reconciled", true),
+            ("is_new_resource", false),
+            ("generation_mismatch", false),
+            ("reconciled_and_stale", false),
+            ("not_reconciled_and_debounced", false),
+        ],
+    );
 }
 
 #[test]
@@ -85,27 +103,45 @@ fn test2_not_reconciled_debounce_elapsed_publishes() {
     let o = decide(&default_program(), resource(2, Some(("False", 2, ago(15)))));
     assert!(o.publish);
     assert_eq!(o.reason, "message decision matched");
-    assert_bools(&o, &[
-        ("is_reconciled", false),
-        ("is_new_resource", false),
-        ("generation_mismatch", false),
-        ("reconciled_and_stale", false),
-        ("not_reconciled_and_debounced", true),
-    ]);
+    assert_bools(
+        &o,
+        &[
+            ("is_reconciled", false),
+            ("is_new_resource", false),
+            ("generation_mismatch", false),
+            ("reconciled_and_stale", false),
+            ("not_reconciled_and_debounced", true),
+        ],
+    );
 }
 
 #[test]
 fn test3_not_reconciled_within_debounce_skips() {
     let o = decide(&default_program(), resource(2, Some(("False", 2, ago(5)))));
     assert!(!o.publish);
-    assert_bools(&o, &[("not_reconciled_and_debounced", false), ("generation_mismatch", false)]);
+    assert_bools(
+        &o,
+        &[
+            ("not_reconciled_and_debounced", false),
+            ("generation_mismatch", false),
+        ],
+    );
 }
 
 #[test]
 fn test4_reconciled_stale_publishes() {
-    let o = decide(&default_program(), resource(2, Some(("True", 2, ago(31 * 60)))));
+    let o = decide(
+        &default_program(),
+        resource(2, Some(("True", 2, ago(31 * 60)))),
+    );
     assert!(o.publish);
-    assert_bools(&o, &[("reconciled_and_stale", true), ("not_reconciled_and_debounced", false)]);
+    assert_bools(
+        &o,
+        &[
+            ("reconciled_and_stale", true),
+            ("not_reconciled_and_debounced", false),
+        ],
+    );
 }
 
 #[test]
@@ -113,21 +149,30 @@ fn test5_brand_new_resource_publishes_immediately() {
     let o = decide(&default_program(), resource(1, None));
     assert!(o.publish);
     assert!(matches!(param(&o, "ref_time"), Value::String(s) if s.is_empty()));
-    assert_bools(&o, &[
-        ("is_reconciled", false),
-        ("has_ref_time", false),
-        ("is_new_resource", true),
-        ("generation_mismatch", true),
-        ("reconciled_and_stale", false),
-        ("not_reconciled_and_debounced", false),
-    ]);
+    assert_bools(
+        &o,
+        &[
+            ("is_reconciled", false),
+            ("has_ref_time", false),
+            ("is_new_resource", true),
+            ("generation_mismatch", true),
+            ("reconciled_and_stale", false),
+            ("not_reconciled_and_debounced", false),
+        ],
+    );
 }
 
 #[test]
 fn test6_generation_mismatch_publishes() {
     let o = decide(&default_program(), resource(2, Some(("False", 1, ago(15)))));
     assert!(o.publish);
-    assert_bools(&o, &[("generation_mismatch", true), ("not_reconciled_and_debounced", true)]);
+    assert_bools(
+        &o,
+        &[
+            ("generation_mismatch", true),
+            ("not_reconciled_and_debounced", true),
+        ],
+    );
 }
 
 #[test]
@@ -142,56 +187,80 @@ fn test8_invalid_expression_fails_at_startup_naming_the_param() {
     let mut src = DecisionSource::default_rules();
     src.params[2].expr = "ref_time !=".into();
     let err = Program::compile(&src).unwrap_err().to_string();
-    assert!(err.contains("message_decision.params[2] \"has_ref_time\""), "{err}");
+    assert!(
+        err.contains("message_decision.params[2] \"has_ref_time\""),
+        "{err}"
+    );
 }
 
 #[test]
 fn test9_param_referencing_a_later_param_fails_at_startup() {
     let src = DecisionSource {
         params: vec![
-            ParamSource { name: "a".into(), expr: "b && true".into() },
-            ParamSource { name: "b".into(), expr: "true".into() },
+            ParamSource {
+                name: "a".into(),
+                expr: "b && true".into(),
+            },
+            ParamSource {
+                name: "b".into(),
+                expr: "true".into(),
+            },
         ],
         result: "a".into(),
     };
     let err = Program::compile(&src).unwrap_err().to_string();
-    assert!(err.contains("param \"a\" refers to param \"b\", which is declared after it"), "{err}");
+    assert!(
+        err.contains("param \"a\" refers to param \"b\", which is declared after it"),
+        "{err}"
+    );
 }
 
 #[test]
 fn test10_no_condition_generation_two_publishes_via_mismatch() {
     let o = decide(&default_program(), resource(2, None));
     assert!(o.publish);
-    assert_bools(&o, &[
-        ("is_reconciled", false),
-        ("is_new_resource", false),
-        ("has_ref_time", false),
-        ("generation_mismatch", true),
-    ]);
+    assert_bools(
+        &o,
+        &[
+            ("is_reconciled", false),
+            ("is_new_resource", false),
+            ("has_ref_time", false),
+            ("generation_mismatch", true),
+        ],
+    );
 }
 
 #[test]
 fn test11_default_rules_are_the_documented_seven_params() {
     let p = default_program();
     let names: Vec<&str> = p.params.iter().map(|p| &*p.name).collect();
-    assert_eq!(names, [
-        "ref_time",
-        "is_reconciled",
-        "has_ref_time",
-        "is_new_resource",
-        "generation_mismatch",
-        "reconciled_and_stale",
-        "not_reconciled_and_debounced"
-    ]);
+    assert_eq!(
+        names,
+        [
+            "ref_time",
+            "is_reconciled",
+            "has_ref_time",
+            "is_new_resource",
+            "generation_mismatch",
+            "reconciled_and_stale",
+            "not_reconciled_and_debounced"
+        ]
+    );
 }
 
 fn applied_rules() -> Program {
-    let p = |n: &str, e: &str| ParamSource { name: n.into(), expr: e.into() };
+    let p = |n: &str, e: &str| ParamSource {
+        name: n.into(),
+        expr: e.into(),
+    };
     Program::compile(&DecisionSource {
         params: vec![
             p("ref_time", r#"condition("Applied").last_updated_time"#),
             p("is_applied", r#"condition("Applied").status == "True""#),
-            p("age_exceeded", r#"is_applied && now - timestamp(ref_time) > duration("5m")"#),
+            p(
+                "age_exceeded",
+                r#"is_applied && now - timestamp(ref_time) > duration("5m")"#,
+            ),
         ],
         result: "age_exceeded".into(),
     })
@@ -213,7 +282,10 @@ fn test12_custom_condition_types() {
 
 #[test]
 fn a_failing_param_names_itself_as_the_reason() {
-    let p = |n: &str, e: &str| ParamSource { name: n.into(), expr: e.into() };
+    let p = |n: &str, e: &str| ParamSource {
+        name: n.into(),
+        expr: e.into(),
+    };
     let program = Program::compile(&DecisionSource {
         params: vec![p("t", r#"timestamp(condition("Ready").last_updated_time)"#)],
         result: "now > t".into(),
@@ -223,5 +295,11 @@ fn a_failing_param_names_itself_as_the_reason() {
     let d = program.evaluate(&r, now(), &mut Vec::new());
     assert!(!d.publish);
     assert!(matches!(&d.reason, Reason::ParamFailed { name, .. } if &**name == "t"));
-    assert!(d.reason.to_string().starts_with("param \"t\" evaluation failed: "), "{}", d.reason);
+    assert!(
+        d.reason
+            .to_string()
+            .starts_with("param \"t\" evaluation failed: "),
+        "{}",
+        d.reason
+    );
 }

@@ -46,24 +46,47 @@ impl Env {
     /// `condition(name)` and the params declared before it with their inferred types.
     pub fn decision(earlier: &[(String, Type)]) -> Env {
         let mut vars = vec![
-            VarDecl { name: "resource".into(), ty: Type::Resource, var: Var::Resource },
-            VarDecl { name: "now".into(), ty: Type::Timestamp, var: Var::Now },
+            VarDecl {
+                name: "resource".into(),
+                ty: Type::Resource,
+                var: Var::Resource,
+            },
+            VarDecl {
+                name: "now".into(),
+                ty: Type::Timestamp,
+                var: Var::Now,
+            },
         ];
         vars.extend(earlier.iter().enumerate().map(|(i, (name, ty))| VarDecl {
             name: name.clone(),
             ty: ty.clone(),
             var: Var::Slot(i),
         }));
-        Env { vars, condition: true, ..Env::default() }
+        Env {
+            vars,
+            condition: true,
+            ..Env::default()
+        }
     }
 
     /// The environment of a message_data expression: `resource` and `reason`.
     pub fn message_data() -> Env {
         let vars = vec![
-            VarDecl { name: "resource".into(), ty: Type::Resource, var: Var::Resource },
-            VarDecl { name: "reason".into(), ty: Type::String, var: Var::Reason },
+            VarDecl {
+                name: "resource".into(),
+                ty: Type::Resource,
+                var: Var::Resource,
+            },
+            VarDecl {
+                name: "reason".into(),
+                ty: Type::String,
+                var: Var::Reason,
+            },
         ];
-        Env { vars, ..Env::default() }
+        Env {
+            vars,
+            ..Env::default()
+        }
     }
 
     /// An environment of declared variables bound to slots in order (standalone expressions,
@@ -72,17 +95,32 @@ impl Env {
         let vars = decls
             .iter()
             .enumerate()
-            .map(|(i, (name, ty))| VarDecl { name: name.clone(), ty: ty.clone(), var: Var::Slot(i) })
+            .map(|(i, (name, ty))| VarDecl {
+                name: name.clone(),
+                ty: ty.clone(),
+                var: Var::Slot(i),
+            })
             .collect();
-        Env { vars, ..Env::default() }
+        Env {
+            vars,
+            ..Env::default()
+        }
     }
 }
 
 /// Type-checks an expression in an environment.
 pub fn check(expr: &Expr, env: &Env) -> Result<TExpr, Vec<Diagnostic>> {
-    let mut checker = Checker { env, locals: Vec::new(), diags: Vec::new() };
+    let mut checker = Checker {
+        env,
+        locals: Vec::new(),
+        diags: Vec::new(),
+    };
     let typed = checker.expr(expr);
-    if checker.diags.is_empty() { Ok(typed) } else { Err(checker.diags) }
+    if checker.diags.is_empty() {
+        Ok(typed)
+    } else {
+        Err(checker.diags)
+    }
 }
 
 struct Checker<'e> {
@@ -137,7 +175,9 @@ impl Checker<'_> {
             ExprKind::Member(target, field) => self.select(target, field, e.span, false),
             ExprKind::Has(target, field) => self.select(target, field, e.span, true),
             ExprKind::Index(target, key) => self.index(target, key, e.span),
-            ExprKind::Call { target, name, args } => self.call(target.as_deref(), name, args, e.span),
+            ExprKind::Call { target, name, args } => {
+                self.call(target.as_deref(), name, args, e.span)
+            }
             ExprKind::List(items) => self.list(items, e.span),
             ExprKind::Map(entries) => self.map(entries, e.span),
             ExprKind::Comprehension(c) => self.comprehension(c, e.span),
@@ -171,7 +211,9 @@ impl Checker<'_> {
         if self.env.later_params.iter().any(|p| p == name) {
             let current = self.env.current.as_deref().unwrap_or("?");
             let d = Diagnostic::new(
-                format!("param \"{current}\" refers to param \"{name}\", which is declared after it"),
+                format!(
+                    "param \"{current}\" refers to param \"{name}\", which is declared after it"
+                ),
                 span,
             )
             .with_label("declared later")
@@ -213,7 +255,10 @@ impl Checker<'_> {
     fn no_overload(&mut self, name: &str, args: &[&Type], span: Span) -> TExpr {
         let types: Vec<String> = args.iter().map(|t| t.to_string()).collect();
         let d = Diagnostic::new(
-            format!("no matching overload for '{name}' applied to '({})'", types.join(", ")),
+            format!(
+                "no matching overload for '{name}' applied to '({})'",
+                types.join(", ")
+            ),
             span,
         );
         self.error(d)
@@ -239,7 +284,11 @@ impl Checker<'_> {
             return self.no_overload("_?_:_", &[&c.ty, &a.ty, &b.ty], span);
         }
         let ty = a.ty.join(&b.ty);
-        node(TExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)), ty, span)
+        node(
+            TExprKind::Cond(Box::new(c), Box::new(a), Box::new(b)),
+            ty,
+            span,
+        )
     }
 
     fn select(&mut self, target: &Expr, field: &str, span: Span, has: bool) -> TExpr {
@@ -250,7 +299,8 @@ impl Checker<'_> {
             ty if ty.is_object() => match ty.field(field) {
                 Some(ft) => Some(ft),
                 None => {
-                    let mut d = Diagnostic::new(format!("undefined field '{field}' on type {ty}"), span);
+                    let mut d =
+                        Diagnostic::new(format!("undefined field '{field}' on type {ty}"), span);
                     let names = object_fields(ty);
                     if let Some(near) = nearest(field, names.iter().copied()) {
                         d = d.with_note(format!("did you mean '{near}'?"));
@@ -261,10 +311,15 @@ impl Checker<'_> {
             _ => None,
         };
         let Some(field_ty) = field_ty else {
-            let d = Diagnostic::new(format!("type '{}' does not support field selection", t.ty), span);
+            let d = Diagnostic::new(
+                format!("type '{}' does not support field selection", t.ty),
+                span,
+            );
             return self.error(d);
         };
-        let f = Field { name: Arc::from(field) };
+        let f = Field {
+            name: Arc::from(field),
+        };
         if has {
             node(TExprKind::Has(Box::new(t), f), Type::Bool, span)
         } else {
@@ -275,8 +330,12 @@ impl Checker<'_> {
     fn index(&mut self, target: &Expr, key: &Expr, span: Span) -> TExpr {
         let (t, k) = (self.expr(target), self.expr(key));
         let ty = match (&t.ty, &k.ty) {
-            (Type::List(elem), kt) if matches!(kt, Type::Int | Type::Uint | Type::Dyn) => Some((**elem).clone()),
-            (Type::Map(kt, vt), key_ty) if key_ty.assignable_to(kt) || (is_numeric(kt) && is_numeric(key_ty)) => {
+            (Type::List(elem), kt) if matches!(kt, Type::Int | Type::Uint | Type::Dyn) => {
+                Some((**elem).clone())
+            }
+            (Type::Map(kt, vt), key_ty)
+                if key_ty.assignable_to(kt) || (is_numeric(kt) && is_numeric(key_ty)) =>
+            {
                 Some((**vt).clone())
             }
             (Type::Dyn, _) => Some(Type::Dyn),
@@ -314,8 +373,15 @@ impl Checker<'_> {
                 self.no_overload(&full_name, &refs, span)
             }
             Err(ResolveError::Unknown) => {
-                let style = if receiver.is_some() { "method" } else { "function" };
-                let d = Diagnostic::new(format!("undeclared reference to {style} '{full_name}'"), span);
+                let style = if receiver.is_some() {
+                    "method"
+                } else {
+                    "function"
+                };
+                let d = Diagnostic::new(
+                    format!("undeclared reference to {style} '{full_name}'"),
+                    span,
+                );
                 self.error(d)
             }
         }
@@ -323,12 +389,19 @@ impl Checker<'_> {
 
     fn finish_call(&mut self, f: Builtin, mut args: Vec<TExpr>, ty: Type, span: Span) -> TExpr {
         if f == Builtin::Matches
-            && let Some(TExpr { kind: TExprKind::Const(Value::String(pattern)), .. }) = args.get(1)
+            && let Some(TExpr {
+                kind: TExprKind::Const(Value::String(pattern)),
+                ..
+            }) = args.get(1)
         {
             match functions::compile_regex(pattern) {
                 Ok(re) => {
                     let subject = args.swap_remove(0);
-                    return node(TExprKind::MatchesConst(Box::new(subject), Arc::new(re)), ty, span);
+                    return node(
+                        TExprKind::MatchesConst(Box::new(subject), Arc::new(re)),
+                        ty,
+                        span,
+                    );
                 }
                 Err(e) => {
                     let arg_span = args[1].span;
@@ -337,7 +410,11 @@ impl Checker<'_> {
             }
         }
         let call = node(TExprKind::Call(f, args), ty, span);
-        if functions::is_pure(f) { self.fold(call) } else { call }
+        if functions::is_pure(f) {
+            self.fold(call)
+        } else {
+            call
+        }
     }
 
     fn list(&mut self, items: &[Expr], span: Span) -> TExpr {
@@ -350,7 +427,10 @@ impl Checker<'_> {
         let mut typed = Vec::with_capacity(entries.len());
         for (k, v) in entries {
             let (k, v) = (self.expr(k), self.expr(v));
-            if !matches!(k.ty, Type::Int | Type::Uint | Type::Bool | Type::String | Type::Dyn) {
+            if !matches!(
+                k.ty,
+                Type::Int | Type::Uint | Type::Bool | Type::String | Type::Dyn
+            ) {
                 let d = Diagnostic::new(format!("unsupported map key type: {}", k.ty), k.span);
                 self.diags.push(d);
             }
@@ -379,14 +459,24 @@ impl Checker<'_> {
         let depth = self.locals.len();
         self.locals.push((c.var.clone(), var_ty.clone()));
         let filter = c.filter.as_ref().map(|f| self.expect_bool(f, c.kind));
-        let body = if c.kind == MacroKind::Map { self.expr(&c.body) } else { self.expect_bool(&c.body, c.kind) };
+        let body = if c.kind == MacroKind::Map {
+            self.expr(&c.body)
+        } else {
+            self.expect_bool(&c.body, c.kind)
+        };
         self.locals.pop();
         let ty = match c.kind {
             MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne => Type::Bool,
             MacroKind::Map => Type::list(body.ty.clone()),
             MacroKind::Filter => Type::list(var_ty),
         };
-        let comp = TComprehension { kind: c.kind, range, depth, filter, body };
+        let comp = TComprehension {
+            kind: c.kind,
+            range,
+            depth,
+            filter,
+            body,
+        };
         node(TExprKind::Comprehension(Box::new(comp)), ty, span)
     }
 
@@ -394,7 +484,11 @@ impl Checker<'_> {
         let t = self.expr(e);
         if !t.ty.assignable_to(&Type::Bool) {
             let d = Diagnostic::new(
-                format!("the predicate of '{}' must be bool, not {}", kind.name(), t.ty),
+                format!(
+                    "the predicate of '{}' must be bool, not {}",
+                    kind.name(),
+                    t.ty
+                ),
                 e.span,
             );
             return self.error(d);
@@ -429,7 +523,9 @@ fn is_const(e: &TExpr) -> bool {
 }
 
 fn join_all<'a>(mut types: impl Iterator<Item = &'a Type>) -> Type {
-    let Some(first) = types.next() else { return Type::Dyn };
+    let Some(first) = types.next() else {
+        return Type::Dyn;
+    };
     types.fold(first.clone(), |acc, t| acc.join(t))
 }
 
@@ -445,34 +541,37 @@ fn object_fields(ty: &Type) -> Vec<&'static str> {
 /// The result type of a binary operator on static operand types, or `None` when no overload
 /// applies.
 fn binary_type(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    use Type::*;
     let dyn_either = l.is_dyn() || r.is_dyn();
     match op {
         BinaryOp::And | BinaryOp::Or => {
-            (l.assignable_to(&Bool) && r.assignable_to(&Bool)).then_some(Bool)
+            (l.assignable_to(&Type::Bool) && r.assignable_to(&Type::Bool)).then_some(Type::Bool)
         }
         BinaryOp::Eq | BinaryOp::Ne => {
             let ok = l.assignable_to(r)
                 || (is_numeric(l) && is_numeric(r))
-                || (matches!(l, Null) && (r.is_object() || r.is_dyn()))
-                || (matches!(r, Null) && (l.is_object() || l.is_dyn()));
-            ok.then_some(Bool)
+                || (matches!(l, Type::Null) && (r.is_object() || r.is_dyn()))
+                || (matches!(r, Type::Null) && (l.is_object() || l.is_dyn()));
+            ok.then_some(Type::Bool)
         }
         BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
             let ok = dyn_either
                 || (is_numeric(l) && is_numeric(r))
-                || (l == r && matches!(l, String | Bytes | Bool | Timestamp | Duration));
-            ok.then_some(Bool)
+                || (l == r
+                    && matches!(
+                        l,
+                        Type::String | Type::Bytes | Type::Bool | Type::Timestamp | Type::Duration
+                    ));
+            ok.then_some(Type::Bool)
         }
         BinaryOp::In => {
             let ok = match r {
-                Dyn => true,
-                List(elem) => l.assignable_to(elem) || (is_numeric(l) && is_numeric(elem)),
-                Map(k, _) => l.assignable_to(k) || (is_numeric(l) && is_numeric(k)),
-                Resource => l.assignable_to(&String),
+                Type::Dyn => true,
+                Type::List(elem) => l.assignable_to(elem) || (is_numeric(l) && is_numeric(elem)),
+                Type::Map(k, _) => l.assignable_to(k) || (is_numeric(l) && is_numeric(k)),
+                Type::Resource => l.assignable_to(&Type::String),
                 _ => false,
             };
-            ok.then_some(Bool)
+            ok.then_some(Type::Bool)
         }
         _ if dyn_either => arithmetic_with_dyn(op, l, r),
         _ => arithmetic(op, l, r),
@@ -480,17 +579,24 @@ fn binary_type(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
 }
 
 fn arithmetic(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    use Type::*;
     match (op, l, r) {
-        (BinaryOp::Rem, Int, Int) | (BinaryOp::Rem, Uint, Uint) => Some(l.clone()),
+        (BinaryOp::Rem, Type::Int, Type::Int) | (BinaryOp::Rem, Type::Uint, Type::Uint) => {
+            Some(l.clone())
+        }
         (BinaryOp::Rem, _, _) => None,
-        (_, Int, Int) | (_, Uint, Uint) | (_, Double, Double) => Some(l.clone()),
-        (BinaryOp::Add, String, String) | (BinaryOp::Add, Bytes, Bytes) => Some(l.clone()),
-        (BinaryOp::Add, List(a), List(b)) => Some(Type::list(a.join(b))),
-        (BinaryOp::Add, Timestamp, Duration) | (BinaryOp::Add, Duration, Timestamp) => Some(Timestamp),
-        (BinaryOp::Add, Duration, Duration) | (BinaryOp::Sub, Duration, Duration) => Some(Duration),
-        (BinaryOp::Sub, Timestamp, Timestamp) => Some(Duration),
-        (BinaryOp::Sub, Timestamp, Duration) => Some(Timestamp),
+        (_, Type::Int, Type::Int)
+        | (_, Type::Uint, Type::Uint)
+        | (_, Type::Double, Type::Double) => Some(l.clone()),
+        (BinaryOp::Add, Type::String, Type::String) | (BinaryOp::Add, Type::Bytes, Type::Bytes) => {
+            Some(l.clone())
+        }
+        (BinaryOp::Add, Type::List(a), Type::List(b)) => Some(Type::list(a.join(b))),
+        (BinaryOp::Add, Type::Timestamp, Type::Duration)
+        | (BinaryOp::Add, Type::Duration, Type::Timestamp) => Some(Type::Timestamp),
+        (BinaryOp::Add, Type::Duration, Type::Duration)
+        | (BinaryOp::Sub, Type::Duration, Type::Duration) => Some(Type::Duration),
+        (BinaryOp::Sub, Type::Timestamp, Type::Timestamp) => Some(Type::Duration),
+        (BinaryOp::Sub, Type::Timestamp, Type::Duration) => Some(Type::Timestamp),
         _ => None,
     }
 }
@@ -498,12 +604,25 @@ fn arithmetic(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
 /// With a `dyn` operand the overload is chosen at run time; reject only operand types that no
 /// overload of the operator accepts at all.
 fn arithmetic_with_dyn(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
-    use Type::*;
     let usable = |t: &Type| match op {
-        BinaryOp::Add => matches!(t, Dyn | Int | Uint | Double | String | Bytes | List(_) | Timestamp | Duration),
-        BinaryOp::Sub => matches!(t, Dyn | Int | Uint | Double | Timestamp | Duration),
-        BinaryOp::Rem => matches!(t, Dyn | Int | Uint),
-        _ => matches!(t, Dyn | Int | Uint | Double),
+        BinaryOp::Add => matches!(
+            t,
+            Type::Dyn
+                | Type::Int
+                | Type::Uint
+                | Type::Double
+                | Type::String
+                | Type::Bytes
+                | Type::List(_)
+                | Type::Timestamp
+                | Type::Duration
+        ),
+        BinaryOp::Sub => matches!(
+            t,
+            Type::Dyn | Type::Int | Type::Uint | Type::Double | Type::Timestamp | Type::Duration
+        ),
+        BinaryOp::Rem => matches!(t, Type::Dyn | Type::Int | Type::Uint),
+        _ => matches!(t, Type::Dyn | Type::Int | Type::Uint | Type::Double),
     };
     if !(usable(l) && usable(r)) {
         return None;
@@ -511,7 +630,9 @@ fn arithmetic_with_dyn(op: BinaryOp, l: &Type, r: &Type) -> Option<Type> {
     // The same concrete type on the known side gives the result for the numeric operators.
     let known = if l.is_dyn() { r } else { l };
     match (op, known) {
-        (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem, Int | Uint | Double) => Some(known.clone()),
-        _ => Some(Dyn),
+        (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem, Type::Int | Type::Uint | Type::Double) => {
+            Some(known.clone())
+        }
+        _ => Some(Type::Dyn),
     }
 }

@@ -26,7 +26,12 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic with a message and a span, no label or notes.
     pub fn new(message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic { message: message.into(), span, label: String::new(), notes: Vec::new() }
+        Diagnostic {
+            message: message.into(),
+            span,
+            label: String::new(),
+            notes: Vec::new(),
+        }
     }
 
     /// Adds the text shown under the caret.
@@ -47,7 +52,7 @@ impl Diagnostic {
 pub fn render(diags: &[Diagnostic], origin: &str, source: &str) -> String {
     let file = SimpleFile::new(origin, source);
     let config = Config::default();
-    let mut out = term::termcolor::NoColor::new(Vec::<u8>::new());
+    let mut out = String::new();
     for d in diags {
         // Clamp the span to the source so a stray span can never make rendering fail.
         let end = (d.span.end as usize).min(source.len());
@@ -56,12 +61,12 @@ pub fn render(diags: &[Diagnostic], origin: &str, source: &str) -> String {
             .with_message(&d.message)
             .with_labels(vec![Label::primary((), start..end).with_message(&d.label)])
             .with_notes(d.notes.clone());
-        if term::emit(&mut out, &config, &file, &cs).is_err() {
+        if term::emit_to_string(&mut out, &config, &file, &cs).is_err() {
             // Rendering into memory only fails on a span codespan cannot place; fall back to text.
-            out.get_mut().extend_from_slice(format!("error: {} at {origin}\n", d.message).as_bytes());
+            out.push_str(&format!("error: {} at {origin}\n", d.message));
         }
     }
-    String::from_utf8_lossy(&out.into_inner()).into_owned()
+    out
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.
@@ -107,7 +112,10 @@ mod tests {
         let d = Diagnostic::new("undeclared reference to 'nwo'", Span::new(4, 7))
             .with_note("did you mean 'now'?");
         let text = render(&[d], "message_decision.params[0] \"x\"", "1 + nwo");
-        assert!(text.contains("message_decision.params[0] \"x\":1:5"), "{text}");
+        assert!(
+            text.contains("message_decision.params[0] \"x\":1:5"),
+            "{text}"
+        );
         assert!(text.contains("^^^"), "{text}");
         assert!(text.contains("did you mean 'now'?"), "{text}");
     }

@@ -26,9 +26,6 @@ enum P {
     Int,
     Str,
     Bytes,
-    Bool,
-    Double,
-    Uint,
     Ts,
     Dur,
     List,
@@ -44,9 +41,6 @@ impl P {
             P::Int => Type::Int,
             P::Str => Type::String,
             P::Bytes => Type::Bytes,
-            P::Bool => Type::Bool,
-            P::Double => Type::Double,
-            P::Uint => Type::Uint,
             P::Ts => Type::Timestamp,
             P::Dur => Type::Duration,
             P::List => Type::list(Type::Dyn),
@@ -107,44 +101,70 @@ fn builtin(name: &str) -> Option<Builtin> {
     })
 }
 
-fn signatures(f: Builtin) -> &'static [Sig] {
+fn signatures(f: Builtin) -> Vec<Sig> {
     use P::*;
-    const fn s(recv: bool, params: &'static [P], ret: fn(&[Type]) -> Type) -> Sig {
+    fn s(recv: bool, params: &'static [P], ret: fn(&[Type]) -> Type) -> Sig {
         Sig(recv, params, ret)
     }
     match f {
-        Builtin::Condition => &[s(false, &[Str], |_| Type::Condition)],
-        Builtin::Size => &[
-            s(false, &[Str], int), s(false, &[Bytes], int), s(false, &[List], int), s(false, &[Map], int),
-            s(true, &[Str], int), s(true, &[Bytes], int), s(true, &[List], int), s(true, &[Map], int),
+        Builtin::Condition => vec![s(false, &[Str], |_| Type::Condition)],
+        Builtin::Size => vec![
+            s(false, &[Str], int),
+            s(false, &[Bytes], int),
+            s(false, &[List], int),
+            s(false, &[Map], int),
+            s(true, &[Str], int),
+            s(true, &[Bytes], int),
+            s(true, &[List], int),
+            s(true, &[Map], int),
         ],
-        Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => &[s(true, &[Str, Str], boolean)],
-        Builtin::Matches => &[s(true, &[Str, Str], boolean), s(false, &[Str, Str], boolean)],
-        Builtin::ToInt => &[s(false, &[Any], int)],
-        Builtin::ToUint => &[s(false, &[Any], |_| Type::Uint)],
-        Builtin::ToDouble => &[s(false, &[Any], |_| Type::Double)],
-        Builtin::ToString => &[s(false, &[Any], string)],
-        Builtin::ToBool => &[s(false, &[Any], boolean)],
-        Builtin::ToBytes => &[s(false, &[Any], |_| Type::Bytes)],
-        Builtin::ToTimestamp => &[s(false, &[Any], |_| Type::Timestamp)],
-        Builtin::ToDuration => &[s(false, &[Any], |_| Type::Duration)],
-        Builtin::Dyn => &[s(false, &[Any], |_| Type::Dyn)],
-        Builtin::TypeOf => &[s(false, &[Any], |_| Type::Type)],
-        Builtin::TimePart(_) => &[s(true, &[Ts], int), s(true, &[Ts, Str], int), s(true, &[Dur], int)],
-        Builtin::CharAt => &[s(true, &[Str, Int], string)],
-        Builtin::IndexOf | Builtin::LastIndexOf => &[s(true, &[Str, Str], int), s(true, &[Str, Str, Int], int)],
-        Builtin::LowerAscii | Builtin::UpperAscii | Builtin::Trim | Builtin::Reverse => {
-            &[s(true, &[Str], string)]
+        Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => {
+            vec![s(true, &[Str, Str], boolean)]
         }
-        Builtin::Replace => &[s(true, &[Str, Str, Str], string), s(true, &[Str, Str, Str, Int], string)],
-        Builtin::Split => &[
+        Builtin::Matches => vec![
+            s(true, &[Str, Str], boolean),
+            s(false, &[Str, Str], boolean),
+        ],
+        Builtin::ToInt => vec![s(false, &[Any], int)],
+        Builtin::ToUint => vec![s(false, &[Any], |_| Type::Uint)],
+        Builtin::ToDouble => vec![s(false, &[Any], |_| Type::Double)],
+        Builtin::ToString => vec![s(false, &[Any], string)],
+        Builtin::ToBool => vec![s(false, &[Any], boolean)],
+        Builtin::ToBytes => vec![s(false, &[Any], |_| Type::Bytes)],
+        Builtin::ToTimestamp => vec![s(false, &[Any], |_| Type::Timestamp)],
+        Builtin::ToDuration => vec![s(false, &[Any], |_| Type::Duration)],
+        Builtin::Dyn => vec![s(false, &[Any], |_| Type::Dyn)],
+        Builtin::TypeOf => vec![s(false, &[Any], |_| Type::Type)],
+        Builtin::TimePart(_) => vec![
+            s(true, &[Ts], int),
+            s(true, &[Ts, Str], int),
+            s(true, &[Dur], int),
+        ],
+        Builtin::CharAt => vec![s(true, &[Str, Int], string)],
+        Builtin::IndexOf | Builtin::LastIndexOf => {
+            vec![s(true, &[Str, Str], int), s(true, &[Str, Str, Int], int)]
+        }
+        Builtin::LowerAscii | Builtin::UpperAscii | Builtin::Trim | Builtin::Reverse => {
+            vec![s(true, &[Str], string)]
+        }
+        Builtin::Replace => vec![
+            s(true, &[Str, Str, Str], string),
+            s(true, &[Str, Str, Str, Int], string),
+        ],
+        Builtin::Split => vec![
             s(true, &[Str, Str], |_| Type::list(Type::String)),
             s(true, &[Str, Str, Int], |_| Type::list(Type::String)),
         ],
-        Builtin::Substring => &[s(true, &[Str, Int], string), s(true, &[Str, Int, Int], string)],
-        Builtin::Join => &[s(true, &[ListStr], string), s(true, &[ListStr, Str], string)],
-        Builtin::Quote => &[s(false, &[Str], string)],
-        Builtin::Format => &[s(true, &[Str, List], string)],
+        Builtin::Substring => vec![
+            s(true, &[Str, Int], string),
+            s(true, &[Str, Int, Int], string),
+        ],
+        Builtin::Join => vec![
+            s(true, &[ListStr], string),
+            s(true, &[ListStr, Str], string),
+        ],
+        Builtin::Quote => vec![s(false, &[Str], string)],
+        Builtin::Format => vec![s(true, &[Str, List], string)],
     }
 }
 
@@ -157,13 +177,19 @@ pub fn resolve(name: &str, receiver: bool, args: &[Type]) -> Result<(Builtin, Ty
         return Err(ResolveError::Unknown);
     }
     let mut matching = sigs.iter().filter(|Sig(r, params, _)| {
-        *r == receiver && params.len() == args.len() && params.iter().zip(args).all(|(p, t)| p.accepts(t))
+        *r == receiver
+            && params.len() == args.len()
+            && params.iter().zip(args).all(|(p, t)| p.accepts(t))
     });
     let Some(Sig(_, _, ret)) = matching.next() else {
         return Err(ResolveError::NoOverload);
     };
     // Ambiguous matches only arise from `dyn` arguments; their result is known at run time only.
-    let ty = if matching.next().is_some() { Type::Dyn } else { ret(args) };
+    let ty = if matching.next().is_some() {
+        Type::Dyn
+    } else {
+        ret(args)
+    };
     Ok((f, ty))
 }
 
@@ -239,7 +265,11 @@ fn int_arg(f: Builtin, args: &[Value], i: usize) -> Result<i64, EvalError> {
 }
 
 fn opt_int_arg(f: Builtin, args: &[Value], i: usize) -> Result<Option<i64>, EvalError> {
-    if args.len() > i { int_arg(f, args, i).map(Some) } else { Ok(None) }
+    if args.len() > i {
+        int_arg(f, args, i).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 fn no_overload(f: Builtin, args: &[Value]) -> EvalError {
@@ -274,7 +304,10 @@ pub fn call(f: Builtin, args: &[Value]) -> EvalResult {
             convert(f, args)
         }
         Dyn => args.first().cloned().ok_or_else(|| no_overload(f, args)),
-        TypeOf => args.first().map(|v| Value::Type(v.runtime_type())).ok_or_else(|| no_overload(f, args)),
+        TypeOf => args
+            .first()
+            .map(|v| Value::Type(v.runtime_type()))
+            .ok_or_else(|| no_overload(f, args)),
         TimePart(part) => time_part(f, part, args),
         Condition => Err(no_overload(f, args)),
         _ => string_ext(f, args),
@@ -283,7 +316,8 @@ pub fn call(f: Builtin, args: &[Value]) -> EvalResult {
 
 /// Compiles a `matches` pattern (RE2 syntax, as the regex crate implements it).
 pub fn compile_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
-    regex::Regex::new(pattern).map_err(|e| EvalError::invalid(format!("invalid regex {pattern:?}: {e}")))
+    regex::Regex::new(pattern)
+        .map_err(|e| EvalError::invalid(format!("invalid regex {pattern:?}: {e}")))
 }
 
 fn size(f: Builtin, args: &[Value]) -> EvalResult {
@@ -314,12 +348,20 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
     use Builtin::*;
     match f {
         Join => {
-            let Some(Value::List(items)) = args.first() else { return Err(no_overload(f, args)) };
-            let sep = if args.len() > 1 { Some(str_arg(f, args, 1)?) } else { None };
+            let Some(Value::List(items)) = args.first() else {
+                return Err(no_overload(f, args));
+            };
+            let sep = if args.len() > 1 {
+                Some(str_arg(f, args, 1)?)
+            } else {
+                None
+            };
             strings::join(items, sep).map(string_value)
         }
         Format => {
-            let Some(Value::List(items)) = args.get(1) else { return Err(no_overload(f, args)) };
+            let Some(Value::List(items)) = args.get(1) else {
+                return Err(no_overload(f, args));
+            };
             strings::format(str_arg(f, args, 0)?, items).map(string_value)
         }
         Quote => Ok(string_value(strings::quote(str_arg(f, args, 0)?))),
@@ -327,9 +369,11 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
             let s = str_arg(f, args, 0)?;
             match f {
                 CharAt => strings::char_at(s, int_arg(f, args, 1)?).map(string_value),
-                IndexOf => strings::index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?).map(Value::Int),
+                IndexOf => strings::index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
+                    .map(Value::Int),
                 LastIndexOf => {
-                    strings::last_index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?).map(Value::Int)
+                    strings::last_index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
+                        .map(Value::Int)
                 }
                 LowerAscii => Ok(string_value(strings::lower_ascii(s))),
                 UpperAscii => Ok(string_value(strings::upper_ascii(s))),
@@ -345,9 +389,8 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
                     let parts = strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?);
                     Ok(Value::List(parts.into_iter().map(string_value).collect()))
                 }
-                Substring => {
-                    strings::substring(s, int_arg(f, args, 1)?, opt_int_arg(f, args, 2)?).map(string_value)
-                }
+                Substring => strings::substring(s, int_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
+                    .map(string_value),
                 _ => Err(no_overload(f, args)),
             }
         }
@@ -365,18 +408,29 @@ fn parse_error(what: &str, text: &str) -> EvalError {
 /// The type conversions `int uint double string bool bytes timestamp duration`.
 fn convert(f: Builtin, args: &[Value]) -> EvalResult {
     use Value::*;
-    let [arg] = args else { return Err(no_overload(f, args)) };
+    let [arg] = args else {
+        return Err(no_overload(f, args));
+    };
     match (f, arg) {
-        (Builtin::ToInt, Int(_)) | (Builtin::ToUint, Uint(_)) | (Builtin::ToDouble, Double(_)) => Ok(arg.clone()),
-        (Builtin::ToString, String(_)) | (Builtin::ToBool, Bool(_)) | (Builtin::ToBytes, Bytes(_)) => Ok(arg.clone()),
-        (Builtin::ToTimestamp, Timestamp(_)) | (Builtin::ToDuration, Duration(_)) => Ok(arg.clone()),
+        (Builtin::ToInt, Int(_)) | (Builtin::ToUint, Uint(_)) | (Builtin::ToDouble, Double(_)) => {
+            Ok(arg.clone())
+        }
+        (Builtin::ToString, String(_))
+        | (Builtin::ToBool, Bool(_))
+        | (Builtin::ToBytes, Bytes(_)) => Ok(arg.clone()),
+        (Builtin::ToTimestamp, Timestamp(_)) | (Builtin::ToDuration, Duration(_)) => {
+            Ok(arg.clone())
+        }
         (Builtin::ToInt, Uint(u)) => i64::try_from(*u).map(Int).map_err(|_| range_error("int")),
         (Builtin::ToInt, Double(d)) => double_to_int(*d).map(Int),
         (Builtin::ToInt, String(s)) => s.parse::<i64>().map(Int).map_err(|_| parse_error("int", s)),
         (Builtin::ToInt, Timestamp(t)) => Ok(Int(t.unix_seconds())),
         (Builtin::ToUint, Int(i)) => u64::try_from(*i).map(Uint).map_err(|_| range_error("uint")),
         (Builtin::ToUint, Double(d)) => double_to_uint(*d).map(Uint),
-        (Builtin::ToUint, String(s)) => s.parse::<u64>().map(Uint).map_err(|_| parse_error("uint", s)),
+        (Builtin::ToUint, String(s)) => s
+            .parse::<u64>()
+            .map(Uint)
+            .map_err(|_| parse_error("uint", s)),
         (Builtin::ToDouble, Int(i)) => Ok(Double(*i as f64)),
         (Builtin::ToDouble, Uint(u)) => Ok(Double(*u as f64)),
         (Builtin::ToDouble, String(s)) => parse_double(s).map(Double),
@@ -432,7 +486,11 @@ pub fn to_string(v: &Value) -> Result<String, EvalError> {
         Value::Bool(b) => b.to_string(),
         Value::Bytes(b) => match std::str::from_utf8(b) {
             Ok(s) => s.to_string(),
-            Err(_) => return Err(EvalError::invalid("invalid UTF-8 in bytes, cannot convert to string")),
+            Err(_) => {
+                return Err(EvalError::invalid(
+                    "invalid UTF-8 in bytes, cannot convert to string",
+                ));
+            }
         },
         Value::Timestamp(t) => time::format_timestamp(*t),
         Value::Duration(d) => time::format_duration(*d),
@@ -447,7 +505,11 @@ pub fn format_double(d: f64) -> String {
         return "NaN".into();
     }
     if d.is_infinite() {
-        return if d > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if d > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     let abs = d.abs();
     if abs != 0.0 && !(1e-4..1e21).contains(&abs) {

@@ -29,7 +29,11 @@ pub struct Activation<'a> {
 
 /// Evaluates a typed expression.
 pub fn eval(e: &TExpr, act: &Activation<'_>) -> EvalResult {
-    Evaluator { act, locals: Vec::new() }.eval(e)
+    Evaluator {
+        act,
+        locals: Vec::new(),
+    }
+    .eval(e)
 }
 
 /// Evaluates an expression that refers to no variables (constant folding at check time).
@@ -73,7 +77,10 @@ impl Evaluator<'_, '_> {
                 other => Err(EvalError::no_overload("matches", &[&other])),
             },
             TExprKind::List(items) => {
-                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>, _>>()?;
+                let values = items
+                    .iter()
+                    .map(|i| self.eval(i))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Ok(Value::List(values.into()))
             }
             TExprKind::Map(entries) => self.map(entries),
@@ -83,11 +90,32 @@ impl Evaluator<'_, '_> {
 
     fn var(&self, var: Var) -> EvalResult {
         match var {
-            Var::Resource => self.act.resource.map(|r| Value::Resource(r.clone())).ok_or_else(|| unbound("resource")),
-            Var::Now => self.act.now.map(Value::Timestamp).ok_or_else(|| unbound("now")),
-            Var::Reason => self.act.reason.map(|r| Value::String(r.clone())).ok_or_else(|| unbound("reason")),
-            Var::Slot(i) => self.act.slots.get(i).cloned().unwrap_or_else(|| Err(unbound("param"))),
-            Var::Local(depth) => self.locals.get(depth).cloned().ok_or_else(|| unbound("variable")),
+            Var::Resource => self
+                .act
+                .resource
+                .map(|r| Value::Resource(r.clone()))
+                .ok_or_else(|| unbound("resource")),
+            Var::Now => self
+                .act
+                .now
+                .map(Value::Timestamp)
+                .ok_or_else(|| unbound("now")),
+            Var::Reason => self
+                .act
+                .reason
+                .map(|r| Value::String(r.clone()))
+                .ok_or_else(|| unbound("reason")),
+            Var::Slot(i) => self
+                .act
+                .slots
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| Err(unbound("param"))),
+            Var::Local(depth) => self
+                .locals
+                .get(depth)
+                .cloned()
+                .ok_or_else(|| unbound("variable")),
         }
     }
 
@@ -115,12 +143,18 @@ impl Evaluator<'_, '_> {
     }
 
     fn call(&mut self, f: Builtin, args: &[TExpr]) -> EvalResult {
-        let values = args.iter().map(|a| self.eval(a)).collect::<Result<Vec<_>, _>>()?;
+        let values = args
+            .iter()
+            .map(|a| self.eval(a))
+            .collect::<Result<Vec<_>, _>>()?;
         if f == Builtin::Condition {
             let resource = self.act.resource.ok_or_else(|| unbound("resource"))?;
             return match values.as_slice() {
                 [Value::String(name)] => resource.condition(name).map(Value::Condition),
-                _ => Err(EvalError::no_overload("condition", &values.iter().collect::<Vec<_>>())),
+                _ => Err(EvalError::no_overload(
+                    "condition",
+                    &values.iter().collect::<Vec<_>>(),
+                )),
             };
         }
         functions::call(f, &values)
@@ -131,14 +165,20 @@ impl Evaluator<'_, '_> {
         for (k, v) in entries {
             let key = self.eval(k)?;
             let value = self.eval(v)?;
-            if !matches!(key, Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_)) {
+            if !matches!(
+                key,
+                Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_)
+            ) {
                 return Err(EvalError::new(
                     ErrorKind::InvalidArgument,
                     format!("unsupported key type: {}", key.type_name()),
                 ));
             }
             if out.iter().any(|(existing, _)| existing.equals(&key)) {
-                return Err(EvalError::invalid(format!("duplicate map key: {}", key_text(&key))));
+                return Err(EvalError::invalid(format!(
+                    "duplicate map key: {}",
+                    key_text(&key)
+                )));
             }
             out.push((key, value));
         }

@@ -24,7 +24,9 @@ pub fn to_json(value: &Value, style: DurationStyle) -> Json {
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::from(*i),
         Value::Uint(u) => Json::from(*u),
-        Value::Double(d) => Number::from_f64(*d).map_or_else(|| Json::String(format_double(*d)), Json::Number),
+        Value::Double(d) => {
+            Number::from_f64(*d).map_or_else(|| Json::String(format_double(*d)), Json::Number)
+        }
         Value::String(s) => Json::String(s.to_string()),
         Value::Bytes(b) => Json::String(base64(b)),
         Value::Timestamp(t) => Json::String(time::format_timestamp(*t)),
@@ -65,7 +67,11 @@ fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {

@@ -22,16 +22,19 @@ impl Value {
             (Timestamp(a), Timestamp(b)) => a == b,
             (Duration(a), Duration(b)) => a == b,
             (Type(a), Type(b)) => a == b,
-            (List(a), List(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equals(y)),
+            (List(a), List(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equals(y))
+            }
             (Map(a), Map(b)) => {
-                a.len() == b.len()
-                    && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.equals(w)))
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.equals(w)))
             }
             (Condition(a), Condition(b)) => {
                 Arc::ptr_eq(a, b)
-                    || crate::resource::CONDITION_FIELDS.iter().all(|f| match (a.get(f), b.get(f)) {
-                        (Ok(x), Ok(y)) => x.equals(&y),
-                        _ => false,
+                    || crate::resource::CONDITION_FIELDS.iter().all(|f| {
+                        match (a.get(f), b.get(f)) {
+                            (Ok(x), Ok(y)) => x.equals(&y),
+                            _ => false,
+                        }
                     })
             }
             (Resource(a), Resource(b)) => Arc::ptr_eq(a, b) || a.json == b.json,
@@ -262,7 +265,10 @@ pub fn contains(container: &Value, elem: &Value) -> EvalResult {
 }
 
 fn map_key_ok(key: &Value) -> bool {
-    matches!(key, Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_) | Value::Double(_))
+    matches!(
+        key,
+        Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::String(_) | Value::Double(_)
+    )
 }
 
 /// `container[key]`: list by integral index, map by key (`no such key` when absent).
@@ -275,7 +281,10 @@ pub fn index(container: &Value, key: &Value) -> EvalResult {
                 Value::Double(d) if d.fract() == 0.0 && d.is_finite() => Some(*d as i64),
                 _ => return Err(EvalError::no_overload("_[_]", &[container, key])),
             };
-            match i.and_then(|i| usize::try_from(i).ok()).and_then(|i| items.get(i)) {
+            match i
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| items.get(i))
+            {
                 Some(v) => Ok(v.clone()),
                 None => Err(EvalError::new(
                     ErrorKind::IndexOutOfRange,
@@ -298,9 +307,14 @@ pub fn index(container: &Value, key: &Value) -> EvalResult {
 
 fn lookup(map: &Map, key: &Value) -> EvalResult {
     if !map_key_ok(key) {
-        return Err(EvalError::no_overload("_[_]", &[&Value::Map(Arc::new(map.clone())), key]));
+        return Err(EvalError::no_overload(
+            "_[_]",
+            &[&Value::Map(Arc::new(map.clone())), key],
+        ));
     }
-    map.get(key).cloned().ok_or_else(|| EvalError::no_such_key(display_key(key)))
+    map.get(key)
+        .cloned()
+        .ok_or_else(|| EvalError::no_such_key(display_key(key)))
 }
 
 fn display_key(key: &Value) -> String {
@@ -317,12 +331,18 @@ fn display_key(key: &Value) -> String {
 /// `e.field`: a map entry, an object field, or the resource's field.
 pub fn select(value: &Value, field: &str) -> EvalResult {
     match value {
-        Value::Map(map) => map.get_str(field).cloned().ok_or_else(|| EvalError::no_such_key(field)),
+        Value::Map(map) => map
+            .get_str(field)
+            .cloned()
+            .ok_or_else(|| EvalError::no_such_key(field)),
         Value::Condition(c) => c.get(field),
         Value::Resource(r) => r.get(field),
         _ => Err(EvalError::new(
             ErrorKind::NoMatchingOverload,
-            format!("type '{}' does not support field selection", value.type_name()),
+            format!(
+                "type '{}' does not support field selection",
+                value.type_name()
+            ),
         )),
     }
 }
@@ -335,7 +355,10 @@ pub fn has(value: &Value, field: &str) -> EvalResult {
         Value::Resource(r) => Ok(Value::Bool(r.has(field))),
         _ => Err(EvalError::new(
             ErrorKind::NoMatchingOverload,
-            format!("type '{}' does not support field selection", value.type_name()),
+            format!(
+                "type '{}' does not support field selection",
+                value.type_name()
+            ),
         )),
     }
 }

@@ -4,5 +4,8 @@ use super::diag::Diagnostic;
 
 /// Parses an expression.
 pub fn parse(src: &str) -> Result<Expr, Vec<Diagnostic>> {
-    Err(vec![Diagnostic::new(format!("parser not built yet: {src}"), Default::default())])
+    Err(vec![Diagnostic::new(
+        format!("parser not built yet: {src}"),
+        Default::default(),
+    )])
 }

@@ -16,12 +16,18 @@ impl Span {
     /// A span from byte offsets (saturating at `u32::MAX`, far beyond any accepted rule).
     pub fn new(start: usize, end: usize) -> Span {
         let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-        Span { start: clamp(start), end: clamp(end) }
+        Span {
+            start: clamp(start),
+            end: clamp(end),
+        }
     }
 
     /// The smallest span covering both `self` and `other`.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     /// The span as a `usize` range for slicing the source.

@@ -74,14 +74,23 @@ impl Type {
     /// The join of two types in a list/map literal or the branches of `?:`:
     /// the type itself when equal, `dyn` otherwise.
     pub fn join(&self, other: &Type) -> Type {
-        if self == other { self.clone() } else { Type::Dyn }
+        if self == other {
+            self.clone()
+        } else {
+            Type::Dyn
+        }
     }
 
     /// The static type of field `name` of an object type, when known.
     pub fn field(&self, name: &str) -> Option<Type> {
         match self {
             Type::Condition => match name {
-                "type" | "status" | "reason" | "message" | "created_time" | "last_updated_time"
+                "type"
+                | "status"
+                | "reason"
+                | "message"
+                | "created_time"
+                | "last_updated_time"
                 | "last_transition_time" => Some(Type::String),
                 "observed_generation" => Some(Type::Int),
                 _ => None,

@@ -57,7 +57,10 @@ impl Map {
 
     /// The value under `key`, comparing keys with CEL equality.
     pub fn get(&self, key: &Value) -> Option<&Value> {
-        self.entries.iter().find(|(k, _)| k.equals(key)).map(|(_, v)| v)
+        self.entries
+            .iter()
+            .find(|(k, _)| k.equals(key))
+            .map(|(_, v)| v)
     }
 
     /// The value under a string key.
@@ -119,7 +122,10 @@ pub struct EvalError {
 impl EvalError {
     /// An error of a kind with a message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> EvalError {
-        EvalError { kind, message: message.into() }
+        EvalError {
+            kind,
+            message: message.into(),
+        }
     }
 
     /// `no such key: <key>`.
@@ -137,7 +143,10 @@ impl EvalError {
         let types: Vec<String> = args.iter().map(|a| a.type_name().to_string()).collect();
         EvalError::new(
             ErrorKind::NoMatchingOverload,
-            format!("no matching overload for '{function}' applied to '({})'", types.join(", ")),
+            format!(
+                "no matching overload for '{function}' applied to '({})'",
+                types.join(", ")
+            ),
         )
     }
 

@@ -35,8 +35,20 @@ pub fn run(config: Option<&Path>, out: &mut impl Write) -> Result<(), CmdError> 
     writeln!(out, "{}: ok", rules.origin)?;
     writeln!(out, "message_decision:")?;
     for p in &rules.decision.params {
-        writeln!(out, "  {:<30} {:<10} {}", p.name, p.expr.ty.to_string(), p.source)?;
+        writeln!(
+            out,
+            "  {:<30} {:<10} {}",
+            p.name,
+            p.expr.ty.to_string(),
+            p.source
+        )?;
     }
-    writeln!(out, "  {:<30} {:<10} {}", "result", rules.decision.result.ty.to_string(), rules.decision.result_source)?;
+    writeln!(
+        out,
+        "  {:<30} {:<10} {}",
+        "result",
+        rules.decision.result.ty.to_string(),
+        rules.decision.result_source
+    )?;
     Ok(())
 }

@@ -14,7 +14,13 @@ use std::sync::Arc;
 
 /// Reads resources from `input` (named `origin` in errors), decides each with `program` at
 /// `now`, and writes one JSON line per resource to `out`.
-pub fn run(program: &Program, now: Timestamp, input: impl BufRead, origin: &str, mut out: impl Write) -> Result<usize, CmdError> {
+pub fn run(
+    program: &Program,
+    now: Timestamp,
+    input: impl BufRead,
+    origin: &str,
+    mut out: impl Write,
+) -> Result<usize, CmdError> {
     let mut count = 0;
     let mut slots = Vec::with_capacity(program.params.len());
     let mut line = Vec::with_capacity(512);
@@ -25,7 +31,9 @@ pub fn run(program: &Program, now: Timestamp, input: impl BufRead, origin: &str,
             message: format!("invalid JSON in value {}: {e}", i + 1),
         })?;
         let resources = match item {
-            Json::Object(mut obj) if !obj.contains_key("id") && obj.get("items").is_some_and(Json::is_array) => {
+            Json::Object(mut obj)
+                if !obj.contains_key("id") && obj.get("items").is_some_and(Json::is_array) =>
+            {
                 match obj.remove("items") {
                     Some(Json::Array(items)) => items,
                     _ => Vec::new(),
@@ -48,19 +56,30 @@ pub fn run(program: &Program, now: Timestamp, input: impl BufRead, origin: &str,
     Ok(count)
 }
 
-fn report(program: &Program, resource: &Resource, decision: &crate::decision::Decision, slots: &[crate::cel::value::EvalResult]) -> Json {
+fn report(
+    program: &Program,
+    resource: &Resource,
+    decision: &crate::decision::Decision,
+    slots: &[crate::cel::value::EvalResult],
+) -> Json {
     let mut params = JsonMap::with_capacity(slots.len());
     for (p, v) in program.params.iter().zip(slots) {
         let value = match v {
             Ok(v) => to_json(v, DurationStyle::Seconds),
-            Err(e) => Json::Object(JsonMap::from_iter([("error".to_string(), Json::String(e.message.clone()))])),
+            Err(e) => Json::Object(JsonMap::from_iter([(
+                "error".to_string(),
+                Json::String(e.message.clone()),
+            )])),
         };
         params.insert(p.name.to_string(), value);
     }
     let id = resource.json.get("id").cloned().unwrap_or(Json::Null);
     let mut obj = JsonMap::with_capacity(4);
     obj.insert("id".into(), id);
-    obj.insert("decision".into(), Json::String(if decision.publish { "publish" } else { "skip" }.into()));
+    obj.insert(
+        "decision".into(),
+        Json::String(if decision.publish { "publish" } else { "skip" }.into()),
+    );
     obj.insert("reason".into(), Json::String(decision.reason.to_string()));
     obj.insert("params".into(), Json::Object(params));
     Json::Object(obj)
@@ -94,11 +113,32 @@ pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
     let stdout = std::io::stdout().lock();
     let out = std::io::BufWriter::new(stdout);
     match args.input.as_deref() {
-        None => run(&rules.decision, now, std::io::stdin().lock(), "<stdin>", out),
-        Some(p) if p.as_os_str() == "-" => run(&rules.decision, now, std::io::stdin().lock(), "<stdin>", out),
+        None => run(
+            &rules.decision,
+            now,
+            std::io::stdin().lock(),
+            "<stdin>",
+            out,
+        ),
+        Some(p) if p.as_os_str() == "-" => run(
+            &rules.decision,
+            now,
+            std::io::stdin().lock(),
+            "<stdin>",
+            out,
+        ),
         Some(path) => {
-            let file = std::fs::File::open(path).map_err(|source| CmdError::Read { path: path.into(), source })?;
-            run(&rules.decision, now, std::io::BufReader::new(file), &path.display().to_string(), out)
+            let file = std::fs::File::open(path).map_err(|source| CmdError::Read {
+                path: path.into(),
+                source,
+            })?;
+            run(
+                &rules.decision,
+                now,
+                std::io::BufReader::new(file),
+                &path.display().to_string(),
+                out,
+            )
         }
     }
     .map(|_| ())

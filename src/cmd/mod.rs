@@ -48,7 +48,9 @@ pub fn version_text() -> String {
 
 /// The current time as a CEL timestamp.
 pub fn now() -> crate::cel::time::Timestamp {
-    let nanos = chrono::Utc::now().timestamp_nanos_opt().map_or(0, i128::from);
+    let nanos = chrono::Utc::now()
+        .timestamp_nanos_opt()
+        .map_or(0, i128::from);
     // The current time is always within the timestamp range.
     crate::cel::time::Timestamp::from_nanos(nanos).unwrap_or_else(|_| unreachable_epoch())
 }

@@ -1,2 +1,6 @@
 //! The daemon: configuration, the HyperFleet API client, the broker, the poll loop, metrics and
 //! health endpoints.
+
+pub mod health;
+pub mod logging;
+pub mod metrics;

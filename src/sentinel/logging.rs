@@ -1,0 +1,261 @@
+//! Logging in the Go sentinel's formats: JSON lines with `timestamp` (RFC 3339 UTC), `level`,
+//! `message`, `component`, `version`, `hostname`, then `error`, `decision_reason`, `topic`,
+//! `subset` where set and any other fields under `extra`; or the text format
+//! `{timestamp} {LEVEL} [{component}] [{version}] [{hostname}] {message} key=value…`.
+//!
+//! Invariant: the named fields are never duplicated under `extra`.
+
+use std::fmt::{self, Write as _};
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// How logs are written.
+#[derive(Clone, Debug)]
+pub struct LogSettings {
+    /// The least severe level written.
+    pub level: Level,
+    /// JSON lines (default) or text.
+    pub json: bool,
+    /// Standard error instead of standard output.
+    pub stderr: bool,
+    /// The `version` field.
+    pub version: String,
+}
+
+/// The event formatter.
+#[derive(Clone, Debug)]
+pub struct GoFormat {
+    json: bool,
+    version: String,
+    hostname: String,
+}
+
+impl GoFormat {
+    /// A formatter for JSON (`json`) or text lines.
+    pub fn new(json: bool, version: &str) -> GoFormat {
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .or_else(|_| std::env::var("HOSTNAME"))
+            .unwrap_or_default();
+        GoFormat {
+            json,
+            version: version.to_string(),
+            hostname,
+        }
+    }
+}
+
+/// Installs the global subscriber. Calling it twice is harmless (the first wins).
+pub fn init(settings: &LogSettings) {
+    let format = GoFormat::new(settings.json, &settings.version);
+    let builder = tracing_subscriber::fmt()
+        .with_max_level(settings.level)
+        .event_format(format);
+    let _ = if settings.stderr {
+        builder.with_writer(std::io::stderr).try_init()
+    } else {
+        builder.with_writer(std::io::stdout).try_init()
+    };
+}
+
+#[derive(Default)]
+struct Fields {
+    message: String,
+    error: Option<String>,
+    decision_reason: Option<String>,
+    topic: Option<String>,
+    subset: Option<String>,
+    extra: Vec<(&'static str, serde_json::Value)>,
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.set(
+            field.name(),
+            value.to_string(),
+            serde_json::Value::String(value.to_string()),
+        );
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.set(field.name(), value.to_string(), value.into());
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.set(field.name(), value.to_string(), value.into());
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.set(field.name(), value.to_string(), value.into());
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.set(field.name(), value.to_string(), value.into());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let text = format!("{value:?}");
+        self.set(field.name(), text.clone(), serde_json::Value::String(text));
+    }
+}
+
+impl Fields {
+    fn set(&mut self, name: &'static str, text: String, json: serde_json::Value) {
+        match name {
+            "message" => self.message = text,
+            "error" => self.error = Some(text),
+            "decision_reason" => self.decision_reason = Some(text),
+            "topic" => self.topic = Some(text),
+            "subset" => self.subset = Some(text),
+            _ => self.extra.push((name, json)),
+        }
+    }
+}
+
+fn level_name(level: &Level) -> &'static str {
+    match *level {
+        Level::ERROR => "error",
+        Level::WARN => "warn",
+        Level::INFO => "info",
+        _ => "debug",
+    }
+}
+
+impl<S, N> FormatEvent<S, N> for GoFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let mut f = Fields::default();
+        event.record(&mut f);
+        let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+        let level = level_name(event.metadata().level());
+        if self.json {
+            writeln!(writer, "{}", self.json_line(&timestamp, level, f))
+        } else {
+            writeln!(writer, "{}", self.text_line(&timestamp, level, f))
+        }
+    }
+}
+
+impl GoFormat {
+    fn json_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
+        let mut obj = serde_json::Map::new();
+        let s = |v: &str| serde_json::Value::String(v.to_string());
+        obj.insert("timestamp".into(), s(timestamp));
+        obj.insert("level".into(), s(level));
+        obj.insert("message".into(), s(&f.message));
+        obj.insert("component".into(), s("sentinel"));
+        obj.insert("version".into(), s(&self.version));
+        obj.insert("hostname".into(), s(&self.hostname));
+        // Go logs an error-level line with `error` set to the message when no error was given.
+        let error = f
+            .error
+            .or_else(|| (level == "error").then(|| f.message.clone()));
+        for (key, value) in [
+            ("error", error),
+            ("decision_reason", f.decision_reason),
+            ("topic", f.topic),
+            ("subset", f.subset),
+        ] {
+            if let Some(v) = value {
+                obj.insert(key.into(), serde_json::Value::String(v));
+            }
+        }
+        if !f.extra.is_empty() {
+            let extra = f
+                .extra
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            obj.insert("extra".into(), serde_json::Value::Object(extra));
+        }
+        serde_json::Value::Object(obj).to_string()
+    }
+
+    fn text_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
+        let mut line = format!(
+            "{timestamp} {} [sentinel] [{}] [{}] {}",
+            level.to_uppercase(),
+            self.version,
+            self.hostname,
+            f.message
+        );
+        for (key, value) in [
+            ("decision_reason", &f.decision_reason),
+            ("topic", &f.topic),
+            ("subset", &f.subset),
+        ] {
+            if let Some(v) = value {
+                let _ = write!(line, " {key}={v}");
+            }
+        }
+        for (k, v) in &f.extra {
+            match v {
+                serde_json::Value::String(s) => {
+                    let _ = write!(line, " {k}={s}");
+                }
+                other => {
+                    let _ = write!(line, " {k}={other}");
+                }
+            }
+        }
+        if let Some(e) = f.error.filter(|e| *e != f.message) {
+            let _ = write!(line, " error=\"{e}\"");
+        }
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Fields {
+        Fields {
+            message: "Published event resource_id=c1".into(),
+            decision_reason: Some("message decision matched".into()),
+            topic: Some("clusters".into()),
+            subset: Some("clusters".into()),
+            extra: vec![("count", 3.into())],
+            ..Fields::default()
+        }
+    }
+
+    #[test]
+    fn json_lines_have_the_go_keys_in_order() {
+        let g = GoFormat {
+            json: true,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let line = g.json_line("2025-01-01T00:00:00Z", "info", fields());
+        assert_eq!(
+            line,
+            r#"{"timestamp":"2025-01-01T00:00:00Z","level":"info","message":"Published event resource_id=c1","component":"sentinel","version":"1.0","hostname":"h","decision_reason":"message decision matched","topic":"clusters","subset":"clusters","extra":{"count":3}}"#
+        );
+    }
+
+    #[test]
+    fn text_lines_match_the_go_layout() {
+        let g = GoFormat {
+            json: false,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let line = g.text_line("2025-01-01T00:00:00Z", "info", fields());
+        assert_eq!(
+            line,
+            "2025-01-01T00:00:00Z INFO [sentinel] [1.0] [h] Published event resource_id=c1 decision_reason=message decision matched topic=clusters subset=clusters count=3"
+        );
+    }
+}

@@ -1,0 +1,260 @@
+//! The Prometheus metrics of the Go sentinel, same names, labels and help texts, exposed in the
+//! classic text format (no process or runtime metrics).
+//!
+//! Invariant: every metric carries the const labels `component="sentinel"` and
+//! `version="<version>"`; all `hyperfleet_sentinel_*` metrics but the last-successful-poll gauge
+//! are also labelled `resource_type` and `resource_selector`.
+
+use prometheus::{
+    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry, TextEncoder,
+};
+use std::collections::HashMap;
+
+/// The sentinel's metrics, bound to one resource type, selector and topic.
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Registry,
+    resource_type: String,
+    selector: String,
+    topic: String,
+    pending: GaugeVec,
+    published: CounterVec,
+    skipped: CounterVec,
+    poll_duration: HistogramVec,
+    api_errors: CounterVec,
+    broker_errors: CounterVec,
+    last_success: Gauge,
+    broker_published: CounterVec,
+    broker_failures: CounterVec,
+}
+
+/// The `resource_selector` label: `label=value` pairs joined by commas, or `all`.
+pub fn selector_label(selector: &[(String, String)]) -> String {
+    if selector.is_empty() {
+        return "all".into();
+    }
+    selector
+        .iter()
+        .map(|(l, v)| format!("{l}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl Metrics {
+    /// Creates and registers every metric.
+    pub fn new(
+        version: &str,
+        resource_type: &str,
+        selector: &[(String, String)],
+        topic: &str,
+    ) -> Metrics {
+        let registry = Registry::new();
+        let consts: HashMap<String, String> = [
+            ("component".to_string(), "sentinel".to_string()),
+            ("version".to_string(), version.to_string()),
+        ]
+        .into();
+        let opts = |name: &str, help: &str| {
+            Opts::new(name, help)
+                .subsystem("hyperfleet_sentinel")
+                .const_labels(consts.clone())
+        };
+        let base = ["resource_type", "resource_selector"];
+        let with = |extra: &'static str| [base[0], base[1], extra];
+        let build = || -> prometheus::Result<Metrics> {
+            let pending = GaugeVec::new(
+                opts(
+                    "pending_resources",
+                    "Number of resources pending reconciliation based on max age or generation change",
+                ),
+                &base,
+            )?;
+            let published = CounterVec::new(
+                opts(
+                    "events_published_total",
+                    "Total number of reconciliation events published to the message broker",
+                ),
+                &with("reason"),
+            )?;
+            let skipped = CounterVec::new(
+                opts(
+                    "resources_skipped_total",
+                    "Total number of resources skipped (preconditions not met or already reconciled)",
+                ),
+                &with("reason"),
+            )?;
+            let poll_duration = HistogramVec::new(
+                HistogramOpts::from(opts(
+                    "poll_duration_seconds",
+                    "Duration of each polling cycle in seconds",
+                ))
+                .buckets(prometheus::DEFAULT_BUCKETS.to_vec()),
+                &base,
+            )?;
+            let api_errors = CounterVec::new(
+                opts(
+                    "api_errors_total",
+                    "Total number of errors when calling the HyperFleet API",
+                ),
+                &with("error_type"),
+            )?;
+            let broker_errors = CounterVec::new(
+                opts(
+                    "broker_errors_total",
+                    "Total number of errors when publishing events to the message broker",
+                ),
+                &with("error_type"),
+            )?;
+            let last_success = Gauge::with_opts(opts(
+                "last_successful_poll_timestamp_seconds",
+                "Unix timestamp of the last successfully completed polling cycle",
+            ))?;
+            let broker_opts = |name: &str, help: &str| {
+                Opts::new(name, help)
+                    .subsystem("hyperfleet_broker")
+                    .const_labels(consts.clone())
+            };
+            let broker_published = CounterVec::new(
+                broker_opts(
+                    "messages_published_total",
+                    "Total number of messages published to the broker",
+                ),
+                &["topic"],
+            )?;
+            let broker_failures = CounterVec::new(
+                broker_opts("errors_total", "Total number of broker errors"),
+                &["topic", "error_type"],
+            )?;
+            for c in [
+                Box::new(pending.clone()) as Box<dyn prometheus::core::Collector>,
+                Box::new(published.clone()),
+                Box::new(skipped.clone()),
+                Box::new(poll_duration.clone()),
+                Box::new(api_errors.clone()),
+                Box::new(broker_errors.clone()),
+                Box::new(last_success.clone()),
+                Box::new(broker_published.clone()),
+                Box::new(broker_failures.clone()),
+            ] {
+                registry.register(c)?;
+            }
+            Ok(Metrics {
+                registry: registry.clone(),
+                resource_type: resource_type.to_string(),
+                selector: selector_label(selector),
+                topic: topic.to_string(),
+                pending,
+                published,
+                skipped,
+                poll_duration,
+                api_errors,
+                broker_errors,
+                last_success,
+                broker_published,
+                broker_failures,
+            })
+        };
+        // Registration only fails on duplicate or malformed names, which are constants here.
+        build().expect("metric definitions are valid")
+    }
+
+    /// One event published, with the decision reason.
+    pub fn published(&self, reason: &str) {
+        self.published
+            .with_label_values(&[&self.resource_type, &self.selector, reason])
+            .inc();
+        self.broker_published
+            .with_label_values(&[&self.topic])
+            .inc();
+    }
+
+    /// One resource skipped, with the decision reason.
+    pub fn skipped(&self, reason: &str) {
+        self.skipped
+            .with_label_values(&[&self.resource_type, &self.selector, reason])
+            .inc();
+    }
+
+    /// One failed publish.
+    pub fn publish_failed(&self) {
+        self.broker_errors
+            .with_label_values(&[&self.resource_type, &self.selector, "publish_error"])
+            .inc();
+        self.broker_failures
+            .with_label_values(&[&self.topic, "publish_error"])
+            .inc();
+    }
+
+    /// One failed fetch (`fetch_error` or `auth_error`).
+    pub fn api_error(&self, error_type: &str) {
+        self.api_errors
+            .with_label_values(&[&self.resource_type, &self.selector, error_type])
+            .inc();
+    }
+
+    /// The end of a cycle: how many resources were due, how long it took, and whether it
+    /// completed (then the last-success timestamp moves).
+    pub fn cycle(&self, pending: usize, seconds: f64, completed_at_unix: Option<f64>) {
+        self.pending
+            .with_label_values(&[&self.resource_type, &self.selector])
+            .set(pending as f64);
+        self.poll_duration
+            .with_label_values(&[&self.resource_type, &self.selector])
+            .observe(seconds);
+        if let Some(t) = completed_at_unix {
+            self.last_success.set(t);
+        }
+    }
+
+    /// The metrics in the Prometheus text exposition format (`text/plain; version=0.0.4`).
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        // Encoding metric families into memory cannot fail.
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_labels_match_the_go_sentinel() {
+        let m = Metrics::new(
+            "1.2.3",
+            "clusters",
+            &[("shard".into(), "1".into())],
+            "clusters",
+        );
+        m.published("message decision matched");
+        m.skipped("message decision result is false");
+        m.api_error("fetch_error");
+        m.publish_failed();
+        m.cycle(3, 0.2, Some(1700000000.0));
+        let text = m.render();
+        for needle in [
+            r#"hyperfleet_sentinel_events_published_total{component="sentinel",reason="message decision matched",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="message decision result is false",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_pending_resources{component="sentinel",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 3"#,
+            r#"hyperfleet_sentinel_api_errors_total{component="sentinel",error_type="fetch_error",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_broker_errors_total{component="sentinel",error_type="publish_error",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_last_successful_poll_timestamp_seconds{component="sentinel",version="1.2.3"} 1700000000"#,
+            r#"hyperfleet_sentinel_poll_duration_seconds_bucket{component="sentinel",resource_selector="shard=1",resource_type="clusters",version="1.2.3",le="0.25"} 1"#,
+            r#"hyperfleet_broker_messages_published_total{component="sentinel",topic="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_broker_errors_total{component="sentinel",error_type="publish_error",topic="clusters",version="1.2.3"} 1"#,
+        ] {
+            assert!(text.contains(needle), "missing {needle}\n{text}");
+        }
+        assert!(!text.contains("process_"), "no process metrics");
+    }
+
+    #[test]
+    fn selector_label_is_all_when_empty() {
+        assert_eq!(selector_label(&[]), "all");
+        assert_eq!(
+            selector_label(&[("a".into(), "1".into()), ("b".into(), "2".into())]),
+            "a=1,b=2"
+        );
+    }
+}
