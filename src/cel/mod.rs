@@ -10,8 +10,11 @@ pub mod diag;
 pub mod functions;
 pub mod interp;
 pub mod json;
+pub mod lexer;
+mod macros;
 pub mod ops;
 pub mod parser;
+pub mod print;
 pub mod span;
 pub mod strings;
 pub mod time;
@@ -21,3 +24,5 @@ pub mod value;
 
 pub use check::{Env, check};
 pub use interp::{Activation, eval};
+pub use lexer::lex;
+pub use parser::parse;

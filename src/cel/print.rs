@@ -1,0 +1,185 @@
+//! Human-readable dumps of the front end's output, for debugging rules and for golden tests:
+//! [`tokens`] prints one token per line, [`ast`] an indented tree.
+//!
+//! Invariant: every printed token and node shows its byte span (`@start..end`), and the output is
+//! stable text (it is snapshotted by the golden tests).
+
+use super::ast::{Expr, ExprKind, Literal, UnaryOp};
+use super::lexer::{Token, TokenKind};
+use super::span::Span;
+use std::fmt::Write;
+
+/// One token per line: its span, then its kind and decoded value.
+pub fn tokens(tokens: &[Token]) -> String {
+    let mut out = String::new();
+    for token in tokens {
+        let span = format!("@{}..{}", token.span.start, token.span.end);
+        let _ = writeln!(out, "{span:<12} {}", token_text(&token.kind));
+    }
+    out
+}
+
+fn token_text(kind: &TokenKind) -> String {
+    match kind {
+        TokenKind::Int(v) => format!("int {v}"),
+        TokenKind::Uint(v) => format!("uint {v}"),
+        TokenKind::Double(v) => format!("double {v:?}"),
+        TokenKind::String(s) => format!("string {s:?}"),
+        TokenKind::Bytes(b) => format!("bytes {}", bytes_text(b)),
+        TokenKind::Ident(name) => format!("ident {name}"),
+        TokenKind::Reserved(word) => format!("reserved {word}"),
+        TokenKind::True | TokenKind::False | TokenKind::Null | TokenKind::In => {
+            format!("keyword {}", kind.symbol().unwrap_or_default())
+        }
+        other => format!("'{}'", other.symbol().unwrap_or_default()),
+    }
+}
+
+/// Bytes as a `b"…"` literal: printable ASCII as is, everything else as `\xNN`.
+fn bytes_text(bytes: &[u8]) -> String {
+    let mut out = String::from("b\"");
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(char::from(b));
+            }
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The tree as indented lines, one node per line with its span; children are indented by two
+/// spaces and prefixed by their role where it is not obvious (`target:`, `arg:`, `key:`, …).
+///
+/// Recurses over the tree: parsed trees are at most [`super::parser::MAX_DEPTH`] deep.
+pub fn ast(expr: &Expr) -> String {
+    let mut out = String::new();
+    node(&mut out, expr, 0, "");
+    out
+}
+
+fn node(out: &mut String, expr: &Expr, depth: usize, role: &str) {
+    let _ = writeln!(out, "{:indent$}{role}{} {}", "", head(&expr.kind), span(expr.span), indent = depth * 2);
+    let d = depth + 1;
+    match &expr.kind {
+        ExprKind::Literal(_) | ExprKind::Ident(_) => {}
+        ExprKind::Unary(_, e) | ExprKind::Member(e, _) | ExprKind::Has(e, _) => node(out, e, d, ""),
+        ExprKind::Binary(_, a, b) => {
+            node(out, a, d, "");
+            node(out, b, d, "");
+        }
+        ExprKind::Ternary(c, t, e) => {
+            node(out, c, d, "cond: ");
+            node(out, t, d, "then: ");
+            node(out, e, d, "else: ");
+        }
+        ExprKind::Index(e, i) => {
+            node(out, e, d, "");
+            node(out, i, d, "index: ");
+        }
+        ExprKind::Call { target, args, .. } => {
+            if let Some(t) = target {
+                node(out, t, d, "target: ");
+            }
+            args.iter().for_each(|a| node(out, a, d, "arg: "));
+        }
+        ExprKind::List(items) => items.iter().for_each(|e| node(out, e, d, "")),
+        ExprKind::Map(entries) => {
+            for (k, v) in entries {
+                node(out, k, d, "key: ");
+                node(out, v, d, "value: ");
+            }
+        }
+        ExprKind::Comprehension(c) => {
+            node(out, &c.range, d, "range: ");
+            if let Some(f) = &c.filter {
+                node(out, f, d, "filter: ");
+            }
+            node(out, &c.body, d, "body: ");
+        }
+    }
+}
+
+fn span(span: Span) -> String {
+    format!("@{}..{}", span.start, span.end)
+}
+
+/// The node's own line, without children: kind and inline details.
+fn head(kind: &ExprKind) -> String {
+    match kind {
+        ExprKind::Literal(lit) => format!("Literal {}", literal_text(lit)),
+        ExprKind::Ident(name) => format!("Ident {name}"),
+        ExprKind::Unary(UnaryOp::Not, _) => "Unary !".to_owned(),
+        ExprKind::Unary(UnaryOp::Neg, _) => "Unary -".to_owned(),
+        ExprKind::Binary(op, ..) => format!("Binary {}", op.symbol()),
+        ExprKind::Ternary(..) => "Ternary".to_owned(),
+        ExprKind::Member(_, field) => format!("Member .{field}"),
+        ExprKind::Index(..) => "Index".to_owned(),
+        ExprKind::Call { name, .. } => format!("Call {name}"),
+        ExprKind::List(items) => format!("List len={}", items.len()),
+        ExprKind::Map(entries) => format!("Map len={}", entries.len()),
+        ExprKind::Has(_, field) => format!("Has .{field}"),
+        ExprKind::Comprehension(c) => {
+            format!("Comprehension {} var={} {}", c.kind.name(), c.var, span(c.var_span))
+        }
+    }
+}
+
+fn literal_text(lit: &Literal) -> String {
+    match lit {
+        Literal::Null => "null".to_owned(),
+        Literal::Bool(b) => format!("bool {b}"),
+        Literal::Int(v) => format!("int {v}"),
+        Literal::Uint(v) => format!("uint {v}"),
+        Literal::Double(v) => format!("double {v:?}"),
+        Literal::String(s) => format!("string {s:?}"),
+        Literal::Bytes(b) => format!("bytes {}", bytes_text(b)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::{lex, parse};
+
+    #[test]
+    fn tokens_one_per_line_with_spans() {
+        let toks = lex("a.b + b'\\xff' >= -1.5").unwrap_or_default();
+        let expected = "\
+@0..1        ident a
+@1..2        '.'
+@2..3        ident b
+@4..5        '+'
+@6..13       bytes b\"\\xff\"
+@14..16      '>='
+@17..18      '-'
+@18..21      double 1.5
+";
+        assert_eq!(tokens(&toks), expected);
+    }
+
+    #[test]
+    fn ast_is_an_indented_tree() {
+        let expr = parse("f(x, 'a') ? l.all(v, v) : {1: [true]}").unwrap_or_else(|d| panic!("{d:?}"));
+        let expected = "\
+Ternary @0..37
+  cond: Call f @0..9
+    arg: Ident x @2..3
+    arg: Literal string \"a\" @5..8
+  then: Comprehension all var=v @18..19 @12..23
+    range: Ident l @12..13
+    body: Ident v @21..22
+  else: Map len=1 @26..37
+    key: Literal int 1 @27..28
+    value: List len=1 @30..36
+      Literal bool true @31..35
+";
+        assert_eq!(ast(&expr), expected);
+    }
+}
