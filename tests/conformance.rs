@@ -29,7 +29,10 @@ use textproto::{Message, Node, parse_float, parse_int};
 /// Where the conformance files are: `../shared` beside the checkout (CI), else `/work/shared`
 /// (a developer worktree whose parent has no `shared/`).
 fn conformance_dir() -> PathBuf {
-    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cel-conformance"));
+    let beside = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/cel-conformance"
+    ));
     let fallback = PathBuf::from("/work/shared/cel-conformance");
     for dir in [&beside, &fallback] {
         if dir.is_dir() {
@@ -44,7 +47,10 @@ fn conformance_dir() -> PathBuf {
 }
 
 fn known_failures_path() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/known_failures.txt"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance/known_failures.txt"
+    ))
 }
 
 /// What a case expects.
@@ -96,7 +102,9 @@ fn int_of(node: &Node) -> Result<i128, String> {
 
 fn text_of(node: &Node) -> Result<String, String> {
     match node {
-        Node::Bytes(b) => String::from_utf8(b.clone()).map_err(|_| "string is not UTF-8".to_string()),
+        Node::Bytes(b) => {
+            String::from_utf8(b.clone()).map_err(|_| "string is not UTF-8".to_string())
+        }
         other => Err(format!("expected a string, got {other:?}")),
     }
 }
@@ -120,8 +128,12 @@ fn value_of(m: &Message) -> Result<Value, String> {
     Ok(match kind {
         "null_value" => Value::Null,
         "bool_value" => Value::Bool(matches!(node, Node::Ident(s) if s == "true")),
-        "int64_value" => Value::Int(i64::try_from(int_of(node)?).map_err(|_| "int64 out of range")?),
-        "uint64_value" => Value::Uint(u64::try_from(int_of(node)?).map_err(|_| "uint64 out of range")?),
+        "int64_value" => {
+            Value::Int(i64::try_from(int_of(node)?).map_err(|_| "int64 out of range")?)
+        }
+        "uint64_value" => {
+            Value::Uint(u64::try_from(int_of(node)?).map_err(|_| "uint64 out of range")?)
+        }
         "double_value" => Value::Double(parse_float(node).ok_or("bad double")?),
         "string_value" => Value::string(&text_of(node)?),
         "bytes_value" => match node {
@@ -129,7 +141,10 @@ fn value_of(m: &Message) -> Result<Value, String> {
             _ => return Err("bytes_value is not a string literal".into()),
         },
         "list_value" => {
-            let items = as_msg()?.messages("values").map(value_of).collect::<Result<Vec<_>, _>>()?;
+            let items = as_msg()?
+                .messages("values")
+                .map(value_of)
+                .collect::<Result<Vec<_>, _>>()?;
             Value::List(items.into())
         }
         "map_value" => {
@@ -151,17 +166,19 @@ fn value_of(m: &Message) -> Result<Value, String> {
 /// only Timestamp and Duration are in our subset.
 fn object_value(m: &Message) -> Result<Value, String> {
     let (url, node) = only_field(m)?;
-    let Node::Message(fields) = node else { return Err("object_value without message".into()) };
+    let Node::Message(fields) = node else {
+        return Err("object_value without message".into());
+    };
     let seconds = fields.get("seconds").map(int_of).transpose()?.unwrap_or(0);
     let nanos = fields.get("nanos").map(int_of).transpose()?.unwrap_or(0);
     let total = seconds * 1_000_000_000 + nanos;
     match url.rsplit('/').next() {
-        Some("google.protobuf.Duration") => {
-            Duration::from_nanos(total).map(Value::Duration).map_err(|e| e.to_string())
-        }
-        Some("google.protobuf.Timestamp") => {
-            Timestamp::from_nanos(total).map(Value::Timestamp).map_err(|e| e.to_string())
-        }
+        Some("google.protobuf.Duration") => Duration::from_nanos(total)
+            .map(Value::Duration)
+            .map_err(|e| e.to_string()),
+        Some("google.protobuf.Timestamp") => Timestamp::from_nanos(total)
+            .map(Value::Timestamp)
+            .map_err(|e| e.to_string()),
         _ => Err(format!("unsupported object_value {url}")),
     }
 }
@@ -189,7 +206,11 @@ fn type_named(name: &str) -> Result<Type, String> {
 fn type_of(m: &Message) -> Result<Type, String> {
     let (kind, node) = only_field(m)?;
     let inner = |name: &str| match node {
-        Node::Message(inner) => type_of(inner.message(name).ok_or(format!("{kind} without {name}"))?),
+        Node::Message(inner) => type_of(
+            inner
+                .message(name)
+                .ok_or(format!("{kind} without {name}"))?,
+        ),
         _ => Err(format!("{kind} is not a message")),
     };
     let ident = || match node {
@@ -230,7 +251,9 @@ fn setup_of(test: &Message) -> Result<Setup, String> {
     let mut decls = Vec::new();
     for d in test.messages("type_env") {
         let name = d.text("name").ok_or("type_env without name")?;
-        let ident = d.message("ident").ok_or_else(|| format!("type_env {name}: only idents are supported"))?;
+        let ident = d
+            .message("ident")
+            .ok_or_else(|| format!("type_env {name}: only idents are supported"))?;
         let ty = type_of(ident.message("type").ok_or("ident without type")?)?;
         decls.push((name, ty));
     }
@@ -238,7 +261,11 @@ fn setup_of(test: &Message) -> Result<Setup, String> {
     for b in test.messages("bindings") {
         let name = b.text("key").ok_or("binding without key")?;
         let expr_value = b.message("value").ok_or("binding without value")?;
-        let value = value_of(expr_value.message("value").ok_or("binding is not a plain value")?)?;
+        let value = value_of(
+            expr_value
+                .message("value")
+                .ok_or("binding is not a plain value")?,
+        )?;
         if !decls.iter().any(|(n, _)| *n == name) {
             decls.push((name.clone(), Type::Dyn));
         }
@@ -252,7 +279,11 @@ fn setup_of(test: &Message) -> Result<Setup, String> {
             })
         })
         .collect();
-    Ok(Setup { decls, values, expect: expect_of(test)? })
+    Ok(Setup {
+        decls,
+        values,
+        expect: expect_of(test)?,
+    })
 }
 
 fn expect_of(test: &Message) -> Result<Expect, String> {
@@ -260,8 +291,10 @@ fn expect_of(test: &Message) -> Result<Expect, String> {
         return Ok(Expect::Value(value_of(v)?));
     }
     if let Some(e) = test.message("eval_error") {
-        let messages: Vec<String> =
-            e.messages("errors").filter_map(|m| m.text("message")).collect();
+        let messages: Vec<String> = e
+            .messages("errors")
+            .filter_map(|m| m.text("message"))
+            .collect();
         return Ok(Expect::Error(messages.join("; ")));
     }
     if test.get("any_eval_errors").is_some() {
@@ -269,7 +302,10 @@ fn expect_of(test: &Message) -> Result<Expect, String> {
     }
     if let Some(t) = test.message("typed_result") {
         let value = value_of(t.message("result").ok_or("typed_result without result")?)?;
-        let ty = type_of(t.message("deduced_type").ok_or("typed_result without deduced_type")?)?;
+        let ty = type_of(
+            t.message("deduced_type")
+                .ok_or("typed_result without deduced_type")?,
+        )?;
         return Ok(Expect::Typed(value, ty));
     }
     for unsupported in ["unknown", "any_unknowns"] {
@@ -323,7 +359,9 @@ fn same(expected: &Value, got: &Value) -> bool {
         (Value::Map(a), Value::Map(b)) => {
             a.len() == b.len()
                 && a.iter().all(|(k, v)| {
-                    b.iter().any(|(k2, v2)| k.type_name() == k2.type_name() && k.equals(k2) && same(v, v2))
+                    b.iter().any(|(k2, v2)| {
+                        k.type_name() == k2.type_name() && k.equals(k2) && same(v, v2)
+                    })
                 })
         }
         _ => expected.type_name() == got.type_name() && expected.equals(got),
@@ -342,9 +380,15 @@ fn show(v: &Value) -> String {
         Value::Bytes(b) => format!("b{:?}", String::from_utf8_lossy(b)),
         Value::Timestamp(t) => format!("timestamp({:?})", format_timestamp(*t)),
         Value::Duration(d) => format!("duration({:?})", format_duration(*d)),
-        Value::List(items) => format!("[{}]", items.iter().map(show).collect::<Vec<_>>().join(", ")),
+        Value::List(items) => format!(
+            "[{}]",
+            items.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
         Value::Map(m) => {
-            let entries: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", show(k), show(v))).collect();
+            let entries: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", show(k), show(v)))
+                .collect();
             format!("{{{}}}", entries.join(", "))
         }
         Value::Type(t) => format!("type({})", type_name(t)),
@@ -371,7 +415,11 @@ fn run(case: &Case) -> Outcome {
             return Outcome::Pass { statically: true };
         }
         let first = diags.first().map_or(String::new(), |d| d.message.clone());
-        let note = if stage == "check" && case.disable_check { " (test disables checking)" } else { "" };
+        let note = if stage == "check" && case.disable_check {
+            " (test disables checking)"
+        } else {
+            ""
+        };
         Outcome::Fail(format!("{stage} error{note}: {first}"))
     };
     let ast = match parse(&case.expr) {
@@ -382,7 +430,10 @@ fn run(case: &Case) -> Outcome {
         Ok(t) => t,
         Err(diags) => return rejected("check", diags),
     };
-    let act = Activation { slots: &setup.values, ..Default::default() };
+    let act = Activation {
+        slots: &setup.values,
+        ..Default::default()
+    };
     let got = eval(&texpr, &act);
     let ok = match (&setup.expect, &got) {
         (Expect::Error(_), Err(_)) => true,
@@ -398,7 +449,10 @@ fn run(case: &Case) -> Outcome {
         (Ok(v), _) => show(v),
         (Err(e), _) => format!("error: {e}"),
     };
-    Outcome::Fail(format!("expected {}, got {got_text}", show_expect(&setup.expect)))
+    Outcome::Fail(format!(
+        "expected {}, got {got_text}",
+        show_expect(&setup.expect)
+    ))
 }
 
 /// Runs one case, turning a panic in our implementation into a failure.
@@ -453,7 +507,11 @@ const HEADER: &str = "\
 fn write_known_failures(failures: &BTreeMap<String, String>, old: &BTreeMap<String, String>) {
     let mut out = String::from(HEADER);
     for (name, failure) in failures {
-        let reason = old.get(name).filter(|r| !r.is_empty()).cloned().unwrap_or_else(|| default_reason(failure));
+        let reason = old
+            .get(name)
+            .filter(|r| !r.is_empty())
+            .cloned()
+            .unwrap_or_else(|| default_reason(failure));
         out.push_str(&format!("{name}  # {reason}\n"));
     }
     std::fs::write(known_failures_path(), out).expect("write known_failures.txt");
@@ -467,7 +525,11 @@ struct Tally {
     statically: usize,
 }
 
-fn run_all() -> (BTreeMap<String, Tally>, BTreeMap<String, String>, BTreeSet<String>) {
+fn run_all() -> (
+    BTreeMap<String, Tally>,
+    BTreeMap<String, String>,
+    BTreeSet<String>,
+) {
     let dir = conformance_dir();
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("read conformance dir")
@@ -475,17 +537,29 @@ fn run_all() -> (BTreeMap<String, Tally>, BTreeMap<String, String>, BTreeSet<Str
         .filter(|p| p.extension().is_some_and(|x| x == "textproto"))
         .collect();
     paths.sort();
-    assert!(!paths.is_empty(), "no .textproto files in {}", dir.display());
+    assert!(
+        !paths.is_empty(),
+        "no .textproto files in {}",
+        dir.display()
+    );
     let mut tallies = BTreeMap::new();
     let mut failures = BTreeMap::new();
     let mut names = BTreeSet::new();
     for path in paths {
-        let file = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+        let file = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("?")
+            .to_string();
         let src = std::fs::read_to_string(&path).expect("read textproto");
         let root = textproto::read(&src).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let tally: &mut Tally = tallies.entry(file.clone()).or_default();
         for case in cases_of(&file, &root) {
-            assert!(names.insert(case.id.clone()), "duplicate case name {}", case.id);
+            assert!(
+                names.insert(case.id.clone()),
+                "duplicate case name {}",
+                case.id
+            );
             tally.total += 1;
             match run_guarded(&case) {
                 Outcome::Pass { statically } => {
@@ -505,24 +579,40 @@ fn run_all() -> (BTreeMap<String, Tally>, BTreeMap<String, String>, BTreeSet<Str
 fn conformance() {
     // A large stack: deeply nested cases must hit our parser's depth limit, not the test
     // thread's small default stack.
-    let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(run_all).expect("spawn");
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(run_all)
+        .expect("spawn");
     let (tallies, failures, names) = worker.join().expect("conformance run panicked");
     let (mut total, mut passed) = (0, 0);
     for (file, t) in &tallies {
-        let note = if t.statically > 0 { format!(" ({} by static rejection)", t.statically) } else { String::new() };
+        let note = if t.statically > 0 {
+            format!(" ({} by static rejection)", t.statically)
+        } else {
+            String::new()
+        };
         println!("{file}: {}/{} passed{note}", t.passed, t.total);
         total += t.total;
         passed += t.passed;
     }
-    let summary = format!("conformance: {passed}/{total} passed, {} failed", total - passed);
+    let summary = format!(
+        "conformance: {passed}/{total} passed, {} failed",
+        total - passed
+    );
     println!("{summary}");
 
     let known = read_known_failures();
     if std::env::var_os("UPDATE_KNOWN_FAILURES").is_some_and(|v| v == "1") {
-        let failure_names: BTreeMap<String, String> =
-            failures.iter().map(|(n, f)| (n.clone(), f.lines().next().unwrap_or("").to_string())).collect();
+        let failure_names: BTreeMap<String, String> = failures
+            .iter()
+            .map(|(n, f)| (n.clone(), f.lines().next().unwrap_or("").to_string()))
+            .collect();
         write_known_failures(&failure_names, &known);
-        println!("rewrote {} with {} entries", known_failures_path().display(), failures.len());
+        println!(
+            "rewrote {} with {} entries",
+            known_failures_path().display(),
+            failures.len()
+        );
         return;
     }
     let mut problems = Vec::new();
@@ -533,7 +623,9 @@ fn conformance() {
     }
     for name in known.keys() {
         if !names.contains(name) {
-            problems.push(format!("UNKNOWN {name}: listed in known_failures.txt but no such case"));
+            problems.push(format!(
+                "UNKNOWN {name}: listed in known_failures.txt but no such case"
+            ));
         } else if !failures.contains_key(name) {
             problems.push(format!("PASS {name}: now passes, remove it from the list"));
         }
@@ -541,7 +633,11 @@ fn conformance() {
     for p in &problems {
         println!("{p}");
     }
-    assert!(problems.is_empty(), "{summary}; {} unexpected results (listed above)", problems.len());
+    assert!(
+        problems.is_empty(),
+        "{summary}; {} unexpected results (listed above)",
+        problems.len()
+    );
 }
 
 /// The comparison can fail: a wrong expected value, a wrong type, a missing error.
@@ -549,20 +645,35 @@ fn conformance() {
 fn comparison_detects_mismatches() {
     assert!(!same(&Value::Int(1), &Value::Uint(1)));
     assert!(!same(&Value::Int(1), &Value::Double(1.0)));
-    assert!(!same(&Value::List(vec![Value::Int(1)].into()), &Value::List(vec![Value::Double(1.0)].into())));
+    assert!(!same(
+        &Value::List(vec![Value::Int(1)].into()),
+        &Value::List(vec![Value::Double(1.0)].into())
+    ));
     assert!(same(&Value::Double(f64::NAN), &Value::Double(f64::NAN)));
-    assert!(same(&Value::Type(Type::list(Type::Int)), &Value::Type(Type::list(Type::Dyn))));
+    assert!(same(
+        &Value::Type(Type::list(Type::Int)),
+        &Value::Type(Type::list(Type::Dyn))
+    ));
     let case = |expect: &str| {
         let src = format!("section {{ name: 's' test {{ name: 't' expr: '1 + 1' {expect} }} }}");
-        cases_of("f", &textproto::read(&src).unwrap()).pop().unwrap()
+        cases_of("f", &textproto::read(&src).unwrap())
+            .pop()
+            .unwrap()
     };
     // The pipeline itself may be incomplete in a branch: only a passing case proves the runner
     // agrees, so compare the two outcomes relative to each other.
     let right = run_guarded(&case("value: { int64_value: 2 }"));
-    for wrong in ["value: { int64_value: 3 }", "value: { uint64_value: 2 }", "eval_error: {}"] {
+    for wrong in [
+        "value: { int64_value: 3 }",
+        "value: { uint64_value: 2 }",
+        "eval_error: {}",
+    ] {
         let outcome = run_guarded(&case(wrong));
         if matches!(right, Outcome::Pass { .. }) {
-            assert!(matches!(outcome, Outcome::Fail(_)), "{wrong} should not pass");
+            assert!(
+                matches!(outcome, Outcome::Fail(_)),
+                "{wrong} should not pass"
+            );
         }
     }
 }
@@ -577,10 +688,16 @@ fn expectations_convert() {
         test { name: "c" expr: "z" } }"#;
     let cases = cases_of("f", &textproto::read(src).unwrap());
     let a = cases[0].setup.as_ref().unwrap();
-    assert_eq!(a.decls, vec![("x".to_string(), Type::map(Type::String, Type::Int))]);
+    assert_eq!(
+        a.decls,
+        vec![("x".to_string(), Type::map(Type::String, Type::Int))]
+    );
     assert!(matches!(&a.values[0], Ok(Value::Map(m)) if m.len() == 1));
     assert!(matches!(&a.expect, Expect::Value(Value::Duration(d)) if d.nanos() == 1_000_000_005));
     let b = cases[1].setup.as_ref().unwrap();
     assert!(matches!(&b.expect, Expect::Error(m) if m == "boom"));
-    assert!(matches!(cases[2].setup.as_ref().unwrap().expect, Expect::Value(Value::Bool(true))));
+    assert!(matches!(
+        cases[2].setup.as_ref().unwrap().expect,
+        Expect::Value(Value::Bool(true))
+    ));
 }

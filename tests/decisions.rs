@@ -27,8 +27,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/decisions/cases.jsonl");
-const DEVIATIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/decisions/deviations.txt");
+const CASES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/decisions/cases.jsonl"
+);
+const DEVIATIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/decisions/deviations.txt"
+);
 
 /// What our implementation answered for one expression.
 #[derive(Debug)]
@@ -70,14 +76,16 @@ fn fraction_nanos(digits: &str) -> Option<i128> {
     if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    Some(format!("{digits:0<9}").parse().ok()?)
+    format!("{digits:0<9}").parse().ok()
 }
 
 /// The oracle's timestamp text (`string(ts)` in cel-cpp: UTC, `Z`, optional fraction) as
 /// nanoseconds since the epoch.
 fn oracle_timestamp_nanos(text: &str) -> Option<i128> {
     let body = text.strip_suffix('Z')?;
-    let (main, frac) = body.split_once('.').map_or((body, None), |(a, b)| (a, Some(b)));
+    let (main, frac) = body
+        .split_once('.')
+        .map_or((body, None), |(a, b)| (a, Some(b)));
     let num = |r: std::ops::Range<usize>| main.get(r)?.parse::<i64>().ok();
     if main.len() != 19 {
         return None;
@@ -91,7 +99,9 @@ fn oracle_timestamp_nanos(text: &str) -> Option<i128> {
 fn oracle_duration_nanos(text: &str) -> Option<i128> {
     let body = text.strip_suffix('s')?;
     let (negative, body) = body.strip_prefix('-').map_or((false, body), |b| (true, b));
-    let (whole, frac) = body.split_once('.').map_or((body, None), |(a, b)| (a, Some(b)));
+    let (whole, frac) = body
+        .split_once('.')
+        .map_or((body, None), |(a, b)| (a, Some(b)));
     let n = whole.parse::<i128>().ok()? * 1_000_000_000 + frac.map_or(Some(0), fraction_nanos)?;
     Some(if negative { -n } else { n })
 }
@@ -112,7 +122,10 @@ fn oracle_kind(message: &str) -> Option<ErrorKind> {
         ("cannot convert", ErrorKind::InvalidArgument),
         ("Invalid timezone", ErrorKind::InvalidArgument),
     ];
-    TABLE.iter().find(|(needle, _)| message.contains(needle)).map(|(_, k)| *k)
+    TABLE
+        .iter()
+        .find(|(needle, _)| message.contains(needle))
+        .map(|(_, k)| *k)
 }
 
 /// A value as the oracle prints the elements of lists and maps: plain JSON, map keys as
@@ -173,12 +186,12 @@ fn value_matches(tag: &str, want: &Json, text: Option<&str>, got: &Value) -> boo
         }
         ("STRING", Value::String(s)) => want.as_str() == Some(&**s),
         ("NULL", Value::Null) => want.is_null(),
-        ("TIMESTAMP", Value::Timestamp(t)) => {
-            text.and_then(oracle_timestamp_nanos).is_some_and(|n| n == t.nanos())
-        }
-        ("DURATION", Value::Duration(d)) => {
-            text.and_then(oracle_duration_nanos).is_some_and(|n| n == d.nanos())
-        }
+        ("TIMESTAMP", Value::Timestamp(t)) => text
+            .and_then(oracle_timestamp_nanos)
+            .is_some_and(|n| n == t.nanos()),
+        ("DURATION", Value::Duration(d)) => text
+            .and_then(oracle_duration_nanos)
+            .is_some_and(|n| n == d.nanos()),
         ("LIST" | "MAP", v) => plain(v).is_some_and(|p| &p == want),
         _ => false,
     }
@@ -189,25 +202,35 @@ fn compare(expect: &Json, ours: &Ours) -> Result<(), String> {
     let oracle_error = expect.get("error").and_then(Json::as_str);
     match (oracle_error, ours) {
         (Some(msg), Ours::Compile(_)) if msg.starts_with("compile:") => Ok(()),
-        (Some(msg), Ours::Error(e)) if msg.starts_with("compile:") => {
-            Err(format!("oracle rejects at compile time ({}), ours fails at run time: {e}", first_line(msg)))
-        }
+        (Some(msg), Ours::Error(e)) if msg.starts_with("compile:") => Err(format!(
+            "oracle rejects at compile time ({}), ours fails at run time: {e}",
+            first_line(msg)
+        )),
         // A runtime error of the oracle's may be a static error of ours: our resource is typed.
         (Some(_), Ours::Compile(_)) => Ok(()),
         (Some(msg), Ours::Error(e)) => match oracle_kind(msg) {
-            Some(kind) if kind != e.kind => {
-                Err(format!("error kinds differ: oracle {msg:?} ({kind:?}), ours {:?}: {e}", e.kind))
-            }
+            Some(kind) if kind != e.kind => Err(format!(
+                "error kinds differ: oracle {msg:?} ({kind:?}), ours {:?}: {e}",
+                e.kind
+            )),
             _ => Ok(()),
         },
-        (Some(msg), Ours::Value(v)) => Err(format!("oracle error {:?}, ours {}", first_line(msg), show(v))),
+        (Some(msg), Ours::Value(v)) => Err(format!(
+            "oracle error {:?}, ours {}",
+            first_line(msg),
+            show(v)
+        )),
         (None, _) => {
             let tag = expect.get("type").and_then(Json::as_str).unwrap_or("?");
             let want = expect.get("value").unwrap_or(&Json::Null);
             let text = expect.get("text").and_then(Json::as_str);
             match ours {
                 Ours::Value(v) if value_matches(tag, want, text, v) => Ok(()),
-                _ => Err(format!("oracle {tag} {}, ours {}", text.map_or_else(|| want.to_string(), str::to_string), show_ours(ours))),
+                _ => Err(format!(
+                    "oracle {tag} {}, ours {}",
+                    text.map_or_else(|| want.to_string(), str::to_string),
+                    show_ours(ours)
+                )),
             }
         }
     }
@@ -246,10 +269,20 @@ struct Bound {
 }
 
 fn bind(case: &Json) -> Result<Bound, String> {
-    let now_text = case.get("now").and_then(Json::as_str).unwrap_or("1970-01-01T00:00:00Z");
-    let now = parse_timestamp(now_text).map_err(|e| format!("cannot parse now {now_text:?}: {e}"))?;
-    let json = case.get("resource").cloned().unwrap_or_else(|| Json::Object(JsonMap::new()));
-    Ok(Bound { resource: Arc::new(Resource::from_json(json)), now })
+    let now_text = case
+        .get("now")
+        .and_then(Json::as_str)
+        .unwrap_or("1970-01-01T00:00:00Z");
+    let now =
+        parse_timestamp(now_text).map_err(|e| format!("cannot parse now {now_text:?}: {e}"))?;
+    let json = case
+        .get("resource")
+        .cloned()
+        .unwrap_or_else(|| Json::Object(JsonMap::new()));
+    Ok(Bound {
+        resource: Arc::new(Resource::from_json(json)),
+        now,
+    })
 }
 
 /// Runs an expression case: every disagreement, described.
@@ -268,7 +301,12 @@ fn run_expr(case: &Json, bound: &Bound) -> Result<(), String> {
     let ours = match compiled {
         Err(msg) => Ours::Compile(msg),
         Ok(texpr) => {
-            let act = Activation { resource: Some(&bound.resource), now: Some(bound.now), reason: None, slots: &slots };
+            let act = Activation {
+                resource: Some(&bound.resource),
+                now: Some(bound.now),
+                reason: None,
+                slots: &slots,
+            };
             eval(&texpr, &act).into()
         }
     };
@@ -288,7 +326,10 @@ fn decision_source(case: &Json) -> DecisionSource {
                 .collect()
         })
         .unwrap_or_default();
-    DecisionSource { params, result: d["result"].as_str().unwrap_or_default().to_string() }
+    DecisionSource {
+        params,
+        result: d["result"].as_str().unwrap_or_default().to_string(),
+    }
 }
 
 /// Runs a decision case: params up to and including our first error, then the result when no
@@ -304,11 +345,18 @@ fn run_decision(case: &Json, bound: &Bound) -> Result<(), String> {
                 .into_iter()
                 .flat_map(|m| m.values())
                 .chain([&expect["result"]])
-                .any(|a| a.get("error").and_then(Json::as_str).is_some_and(|m| m.starts_with("compile:")));
+                .any(|a| {
+                    a.get("error")
+                        .and_then(Json::as_str)
+                        .is_some_and(|m| m.starts_with("compile:"))
+                });
             return if oracle_compile_error {
                 Ok(())
             } else {
-                Err(format!("ours rejects the config, the oracle does not: {}", first_line(&e.to_string())))
+                Err(format!(
+                    "ours rejects the config, the oracle does not: {}",
+                    first_line(&e.to_string())
+                ))
             };
         }
     };
@@ -332,20 +380,32 @@ fn run_decision(case: &Json, bound: &Bound) -> Result<(), String> {
             Reason::ResultFailed(e) => compare(result, &Ours::Error(e.clone())),
             Reason::NotBool(ty) => match result.get("type").and_then(Json::as_str) {
                 Some(tag) if tag != "BOOL" => Ok(()),
-                _ => Err(format!("ours: result is not bool but {ty}; oracle {result}")),
+                _ => Err(format!(
+                    "ours: result is not bool but {ty}; oracle {result}"
+                )),
             },
-            Reason::ParamFailed { name, .. } => Err(format!("param {name} failed but no slot holds an error")),
+            Reason::ParamFailed { name, .. } => {
+                Err(format!("param {name} failed but no slot holds an error"))
+            }
         };
         if let Err(why) = why {
             problems.push(format!("result: {why}"));
         }
     }
-    if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 fn run_case(case: &Json) -> Result<(), String> {
     let bound = bind(case)?;
-    if case.get("decision").is_some() { run_decision(case, &bound) } else { run_expr(case, &bound) }
+    if case.get("decision").is_some() {
+        run_decision(case, &bound)
+    } else {
+        run_expr(case, &bound)
+    }
 }
 
 /// Runs a case, turning a panic in our implementation into a disagreement.
@@ -369,7 +429,9 @@ fn load_cases() -> Vec<Json> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("cases.jsonl line {}: {e}", i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("cases.jsonl line {}: {e}", i + 1))
+        })
         .collect()
 }
 
@@ -400,7 +462,9 @@ fn write_deviations(disagreements: &BTreeMap<String, String>, old: &BTreeMap<Str
             .get(name)
             .filter(|r| !r.is_empty())
             .cloned()
-            .unwrap_or_else(|| format!("UNEXPLAINED: {}", why.chars().take(100).collect::<String>()));
+            .unwrap_or_else(|| {
+                format!("UNEXPLAINED: {}", why.chars().take(100).collect::<String>())
+            });
         out.push_str(&format!("{name}  # {reason}\n"));
     }
     std::fs::write(DEVIATIONS, out).expect("write deviations.txt");
@@ -422,7 +486,10 @@ fn run_all() -> (usize, BTreeMap<String, String>, BTreeSet<String>) {
 
 #[test]
 fn decisions_agree_with_the_oracle() {
-    let worker = std::thread::Builder::new().stack_size(64 << 20).spawn(run_all).expect("spawn");
+    let worker = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(run_all)
+        .expect("spawn");
     let (total, disagreements, names) = worker.join().expect("decision corpus run panicked");
     let known = read_deviations();
     if std::env::var_os("UPDATE_KNOWN_FAILURES").is_some_and(|v| v == "1") {
@@ -438,9 +505,13 @@ fn decisions_agree_with_the_oracle() {
     }
     for name in known.keys() {
         if !names.contains(name) {
-            problems.push(format!("UNKNOWN {name}: listed in deviations.txt but no such case"));
+            problems.push(format!(
+                "UNKNOWN {name}: listed in deviations.txt but no such case"
+            ));
         } else if !disagreements.contains_key(name) {
-            problems.push(format!("AGREES {name}: now agrees with the oracle, remove it from deviations.txt"));
+            problems.push(format!(
+                "AGREES {name}: now agrees with the oracle, remove it from deviations.txt"
+            ));
         }
     }
     let summary = format!(
@@ -452,7 +523,11 @@ fn decisions_agree_with_the_oracle() {
     for p in &problems {
         println!("{p}");
     }
-    assert!(problems.is_empty(), "{summary}; {} unexpected results (listed above)", problems.len());
+    assert!(
+        problems.is_empty(),
+        "{summary}; {} unexpected results (listed above)",
+        problems.len()
+    );
 }
 
 /// The comparison can fail: wrong values, kinds, precision and error kinds are all caught.
@@ -462,20 +537,53 @@ fn comparison_detects_mismatches() {
     assert!(compare(&tagged("INT", 2.into()), &Ours::Value(Value::Int(2))).is_ok());
     assert!(compare(&tagged("INT", 2.into()), &Ours::Value(Value::Int(3))).is_err());
     assert!(compare(&tagged("INT", 2.into()), &Ours::Value(Value::Uint(2))).is_err());
-    assert!(compare(&tagged("DOUBLE", "NaN".into()), &Ours::Value(Value::Double(f64::NAN))).is_ok());
-    assert!(compare(&tagged("LIST", serde_json::json!([1, 2.0])), &Ours::Value(Value::List(
-        vec![Value::Int(1), Value::Int(2)].into()
-    )))
-    .is_err());
+    assert!(
+        compare(
+            &tagged("DOUBLE", "NaN".into()),
+            &Ours::Value(Value::Double(f64::NAN))
+        )
+        .is_ok()
+    );
+    assert!(
+        compare(
+            &tagged("LIST", serde_json::json!([1, 2.0])),
+            &Ours::Value(Value::List(vec![Value::Int(1), Value::Int(2)].into()))
+        )
+        .is_err()
+    );
     let dbz = serde_json::json!({"error": "INVALID_ARGUMENT: divide by zero"});
-    assert!(compare(&dbz, &Ours::Error(EvalError::new(ErrorKind::DivisionByZero, "division by zero"))).is_ok());
-    assert!(compare(&dbz, &Ours::Error(EvalError::new(ErrorKind::Overflow, "integer overflow"))).is_err());
+    assert!(
+        compare(
+            &dbz,
+            &Ours::Error(EvalError::new(
+                ErrorKind::DivisionByZero,
+                "division by zero"
+            ))
+        )
+        .is_ok()
+    );
+    assert!(
+        compare(
+            &dbz,
+            &Ours::Error(EvalError::new(ErrorKind::Overflow, "integer overflow"))
+        )
+        .is_err()
+    );
     assert!(compare(&dbz, &Ours::Value(Value::Int(0))).is_err());
     let compile = serde_json::json!({"error": "compile: undeclared reference"});
     assert!(compare(&compile, &Ours::Error(EvalError::invalid("x"))).is_err());
     assert_eq!(oracle_duration_nanos("-1.500s"), Some(-1_500_000_000));
     assert_eq!(oracle_duration_nanos("0.000000001s"), Some(1));
-    assert_eq!(oracle_timestamp_nanos("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
-    assert_eq!(oracle_timestamp_nanos("1969-12-31T23:59:59.999999999Z"), Some(-1));
-    assert_eq!(oracle_timestamp_nanos("2025-10-21T12:00:00Z"), Some(1_761_048_000_000_000_000));
+    assert_eq!(
+        oracle_timestamp_nanos("1970-01-01T00:00:01.5Z"),
+        Some(1_500_000_000)
+    );
+    assert_eq!(
+        oracle_timestamp_nanos("1969-12-31T23:59:59.999999999Z"),
+        Some(-1)
+    );
+    assert_eq!(
+        oracle_timestamp_nanos("2025-10-21T12:00:00Z"),
+        Some(1_761_048_000_000_000_000)
+    );
 }

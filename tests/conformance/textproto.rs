@@ -47,12 +47,19 @@ impl fmt::Display for ReadError {
 impl Message {
     /// Every value of a field, in order.
     pub fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
-        self.fields.iter().filter(move |(n, _)| n == name).map(|(_, v)| v)
+        self.fields
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v)
     }
 
     /// The last value of a field (protobuf: the last occurrence of a singular field wins).
     pub fn get(&self, name: &str) -> Option<&Node> {
-        self.fields.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.fields
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
     }
 
     /// A message-valued field.
@@ -89,7 +96,11 @@ impl Message {
 /// Reads a whole file as the fields of its top-level message.
 pub fn read(src: &str) -> Result<Message, ReadError> {
     let tokens = tokenize(src)?;
-    let mut p = Parser { tokens, pos: 0, depth: 0 };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        depth: 0,
+    };
     let msg = p.fields(None)?;
     match p.peek() {
         None => Ok(msg),
@@ -139,15 +150,23 @@ fn tokenize(src: &str) -> Result<Vec<Token>, ReadError> {
                 }
             }
             ':' | '{' | '}' | '[' | ']' | '<' | '>' | ',' | ';' | '-' | '/' => {
-                tokens.push(Token { kind: Kind::Punct(c), line });
+                tokens.push(Token {
+                    kind: Kind::Punct(c),
+                    line,
+                });
                 i += 1;
             }
             '"' | '\'' => {
                 let (bytes, next) = string_literal(&chars, i, line)?;
-                tokens.push(Token { kind: Kind::Str(bytes), line });
+                tokens.push(Token {
+                    kind: Kind::Str(bytes),
+                    line,
+                });
                 i = next;
             }
-            c if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) => {
+            c if c.is_ascii_digit()
+                || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) =>
+            {
                 let start = i;
                 while let Some(&d) = chars.get(i) {
                     let exponent_sign = (d == '+' || d == '-')
@@ -159,17 +178,29 @@ fn tokenize(src: &str) -> Result<Vec<Token>, ReadError> {
                         break;
                     }
                 }
-                tokens.push(Token { kind: Kind::Number(chars[start..i].iter().collect()), line });
+                tokens.push(Token {
+                    kind: Kind::Number(chars[start..i].iter().collect()),
+                    line,
+                });
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 let start = i;
-                while chars.get(i).is_some_and(|&d| d.is_ascii_alphanumeric() || d == '_' || d == '.') {
+                while chars
+                    .get(i)
+                    .is_some_and(|&d| d.is_ascii_alphanumeric() || d == '_' || d == '.')
+                {
                     i += 1;
                 }
-                tokens.push(Token { kind: Kind::Ident(chars[start..i].iter().collect()), line });
+                tokens.push(Token {
+                    kind: Kind::Ident(chars[start..i].iter().collect()),
+                    line,
+                });
             }
             other => {
-                return Err(ReadError { line, message: format!("unexpected character {other:?}") });
+                return Err(ReadError {
+                    line,
+                    message: format!("unexpected character {other:?}"),
+                });
             }
         }
     }
@@ -177,19 +208,30 @@ fn tokenize(src: &str) -> Result<Vec<Token>, ReadError> {
 }
 
 /// Decodes the string literal opening at `start`; returns its bytes and the index after it.
-fn string_literal(chars: &[char], start: usize, line: usize) -> Result<(Vec<u8>, usize), ReadError> {
+fn string_literal(
+    chars: &[char],
+    start: usize,
+    line: usize,
+) -> Result<(Vec<u8>, usize), ReadError> {
     let quote = chars[start];
-    let err = |message: &str| ReadError { line, message: message.to_string() };
+    let err = |message: &str| ReadError {
+        line,
+        message: message.to_string(),
+    };
     let mut out = Vec::new();
     let mut i = start + 1;
     loop {
-        let Some(&c) = chars.get(i) else { return Err(err("unterminated string")) };
+        let Some(&c) = chars.get(i) else {
+            return Err(err("unterminated string"));
+        };
         i += 1;
         match c {
             '\n' => return Err(err("newline in string")),
             c if c == quote => return Ok((out, i)),
             '\\' => {
-                let Some(&e) = chars.get(i) else { return Err(err("unterminated escape")) };
+                let Some(&e) = chars.get(i) else {
+                    return Err(err("unterminated escape"));
+                };
                 i += 1;
                 match e {
                     'n' => out.push(b'\n'),
@@ -294,7 +336,13 @@ impl Parser {
             match (self.peek(), close) {
                 (None, None) => return Ok(msg),
                 (None, Some(c)) => return Err(self.error(self.line(), format!("missing '{c}'"))),
-                (Some(Token { kind: Kind::Punct(p), .. }), Some(c)) if *p == c => {
+                (
+                    Some(Token {
+                        kind: Kind::Punct(p),
+                        ..
+                    }),
+                    Some(c),
+                ) if *p == c => {
                     self.pos += 1;
                     return Ok(msg);
                 }
@@ -331,14 +379,29 @@ impl Parser {
     fn field_name(&mut self) -> Result<String, ReadError> {
         let line = self.line();
         match self.next() {
-            Some(Token { kind: Kind::Ident(s), .. }) => Ok(s),
-            Some(Token { kind: Kind::Punct('['), .. }) => {
+            Some(Token {
+                kind: Kind::Ident(s),
+                ..
+            }) => Ok(s),
+            Some(Token {
+                kind: Kind::Punct('['),
+                ..
+            }) => {
                 let mut name = String::new();
                 loop {
                     match self.next() {
-                        Some(Token { kind: Kind::Ident(s), .. }) => name.push_str(&s),
-                        Some(Token { kind: Kind::Punct('/'), .. }) => name.push('/'),
-                        Some(Token { kind: Kind::Punct(']'), .. }) if !name.is_empty() => return Ok(name),
+                        Some(Token {
+                            kind: Kind::Ident(s),
+                            ..
+                        }) => name.push_str(&s),
+                        Some(Token {
+                            kind: Kind::Punct('/'),
+                            ..
+                        }) => name.push('/'),
+                        Some(Token {
+                            kind: Kind::Punct(']'),
+                            ..
+                        }) if !name.is_empty() => return Ok(name),
                         _ => return Err(self.error(line, "malformed extension name".into())),
                     }
                 }
@@ -369,7 +432,11 @@ impl Parser {
             Some(Kind::Number(n)) => Ok(Node::Number(n)),
             Some(Kind::Ident(s)) => Ok(Node::Ident(s)),
             Some(Kind::Str(mut bytes)) => {
-                while let Some(Token { kind: Kind::Str(more), .. }) = self.peek() {
+                while let Some(Token {
+                    kind: Kind::Str(more),
+                    ..
+                }) = self.peek()
+                {
                     bytes.extend_from_slice(more);
                     self.pos += 1;
                 }
@@ -387,7 +454,10 @@ pub fn parse_int(text: &str) -> Option<i128> {
         Some(rest) => (true, rest),
         None => (false, text),
     };
-    let magnitude = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let magnitude = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         i128::from_str_radix(hex, 16).ok()?
     } else if digits.len() > 1 && digits.starts_with('0') {
         i128::from_str_radix(&digits[1..], 8).ok()?
@@ -441,28 +511,51 @@ mod tests {
     #[test]
     fn decodes_escapes_and_joins_adjacent_strings() {
         let m = read(r#"a: "\303\251\x41\n\'" 'b\"' "\u00e9""#).unwrap();
-        assert_eq!(m.get("a"), Some(&Node::Bytes("éA\n'b\"é".as_bytes().to_vec())));
+        assert_eq!(
+            m.get("a"),
+            Some(&Node::Bytes("éA\n'b\"é".as_bytes().to_vec()))
+        );
     }
 
     #[test]
     fn reads_extension_names() {
-        let m = read("object_value { [type.googleapis.com/google.protobuf.Duration] { seconds: 1 } }").unwrap();
+        let m =
+            read("object_value { [type.googleapis.com/google.protobuf.Duration] { seconds: 1 } }")
+                .unwrap();
         let obj = m.message("object_value").unwrap();
-        assert!(obj.message("type.googleapis.com/google.protobuf.Duration").is_some());
+        assert!(
+            obj.message("type.googleapis.com/google.protobuf.Duration")
+                .is_some()
+        );
     }
 
     #[test]
     fn numbers_and_special_floats() {
-        assert_eq!(parse_int("-9223372036854775808"), Some(-9223372036854775808));
+        assert_eq!(
+            parse_int("-9223372036854775808"),
+            Some(-9223372036854775808)
+        );
         assert_eq!(parse_int("0x1F"), Some(31));
         assert_eq!(parse_float(&Node::Number("1e+15".into())), Some(1e15));
-        assert_eq!(parse_float(&Node::Ident("-inf".into())), Some(f64::NEG_INFINITY));
+        assert_eq!(
+            parse_float(&Node::Ident("-inf".into())),
+            Some(f64::NEG_INFINITY)
+        );
         assert!(parse_float(&Node::Ident("nan".into())).unwrap().is_nan());
     }
 
     #[test]
     fn bad_input_is_an_error_not_a_panic() {
-        for src in ["a: \"unterminated", "a {", "a: [1, 2", "a: \\", "[x", "a: \"\\400\"", "a: -", "{"] {
+        for src in [
+            "a: \"unterminated",
+            "a {",
+            "a: [1, 2",
+            "a: \\",
+            "[x",
+            "a: \"\\400\"",
+            "a: -",
+            "{",
+        ] {
             assert!(read(src).is_err(), "{src:?} should not read");
         }
         let deep = "a {".repeat(10_000);
