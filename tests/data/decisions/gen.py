@@ -511,6 +511,70 @@ def macro_and_string_cases():
     e("vars/map_value", '{"a": n, "b": [n, 2.5, "s", true, null]}', vars={"n": 7})
 
 
+def conversion_and_misc_cases():
+    e = expr
+    e("misc/map_duplicate_key", "{'a': 1, 'a': 2}")
+    e("misc/list_mixed_types", "[1, 'a']")
+    e("misc/in_mixed_numeric_static", "1 in [1.0]")
+    e("misc/in_mixed_numeric_dynamic", "dyn(1) in [1.0, 2.0]")
+    e("misc/list_index_uint", "[1, 2][1u]")
+    e("misc/list_index_dynamic_uint", "[1, 2][dyn(1u)]")
+    e("misc/map_key_uint_for_int", "{1: 'a'}[dyn(1u)]")
+    e("misc/map_key_double_for_int", "{1: 'a'}[dyn(1.0)]")
+    e("misc/heterogeneous_list_equality", "dyn([1]) == [1.0]")
+    e("misc/map_equality_mixed_values", "{'a': 1} == {'a': 1.0}")
+    e("misc/dyn_int_equals_uint", "dyn(1) == 1u")
+    e("misc/type_of_int", "type(resource.generation) == int")
+    e("misc/type_of_list", "type(resource.status.conditions) == list")
+    e("misc/type_of_now", "type(now) == google.protobuf.Timestamp")
+    e("misc/type_of_duration", 'type(duration("1s")) == google.protobuf.Duration')
+    e("misc/shadowed_iteration_variable", "[1, 2].exists(x, [3].exists(x, x == 3))")
+    e("misc/empty_list_macros", "[].all(x, x > 0) && ![].exists_one(x, true) && ![].exists(x, true)")
+    e("misc/has_on_zero_condition", 'has(condition("Missing").status)')
+    for name, text in {"one": "1.0", "big": "1e100", "negative_zero": "-0.0", "tenth": "0.1",
+                       "nine_digits": "123456789.0", "million": "1000000.0", "e21": "1e21",
+                       "small": "1e-5", "third": "1.0 / 3.0"}.items():
+        e(f"convert/string_of_double_{name}", f"string({text})")
+    for name, text in {"inf": "inf", "nan": "NaN", "too_big": "1e400", "exponent": "2.5e3"}.items():
+        e(f"convert/double_of_string_{name}", f'double("{text}")')
+    for name, text in {"hex": "0x10", "min": "-9223372036854775808", "plus": "+5",
+                       "beyond_max": "9223372036854775808"}.items():
+        e(f"convert/int_of_string_{name}", f'int("{text}")')
+    e("convert/int_of_double_2_63", "int(9223372036854775807.0)")
+    e("convert/int_of_double_minus_2_63", "int(-9223372036854775808.0)")
+    e("convert/int_of_double_nan", "int(0.0 / 0.0)")
+    e("convert/uint_of_max_string", 'uint("18446744073709551615")')
+    e("convert/uint_of_double", "uint(3.7)")
+    for name, text in {"upper": "TRUE", "yes": "yes", "t": "t", "title": "True", "one": "1"}.items():
+        e(f"convert/bool_of_string_{name}", f'bool("{text}")')
+    e("regex/case_insensitive_flag", "'Prod'.matches('(?i)^prod$')")
+    e("regex/unicode_class", "'\u00e9'.matches('^\\\\pL$')")
+    e("regex/empty_pattern", "'abc'.matches('')")
+    e("regex/dot_does_not_match_newline", "'a\\nb'.matches('a.b')")
+    e("regex/digit_class", "resource.name.matches('\\\\d$')")
+    e("string/unicode_compare_and_size", "'a' < '\u00e9' && size('\U0001F600') == 1")
+    e("string/escapes", "'\\u00e9' == '\u00e9' && r'\\d' == '\\\\d'")
+    e("string/bytes_size", "size(b'\\xff\\x00')")
+    e("string/contains_empty", "'abc'.contains('') && ''.startsWith('')")
+    e("timestamp/day_of_week_sunday", 'timestamp("2025-10-19T00:00:00Z").getDayOfWeek()')
+    e("timestamp/day_of_year_jan_1", 'timestamp("2025-01-01T00:00:00Z").getDayOfYear()')
+    e("timestamp/int_of_year_1", 'int(timestamp("0001-01-01T00:00:00Z"))')
+    e("timestamp/minus_negative_duration", 'now - duration("-1h")')
+    e("timestamp/from_int_out_of_range", "timestamp(253402300800)")
+    e("duration/minus_zero", 'duration("-0")')
+    e("duration/fractional_minutes_seconds", 'duration("1.5m").getSeconds()')
+    e("duration/negative_getMinutes", 'duration("-90s").getMinutes()')
+
+
+def naming_decision_cases():
+    d = decision
+    d("naming/param_named_now", HEALTHY, [("now", "1")], "now == 1")
+    d("naming/param_named_resource", HEALTHY, [("resource", '"x"')], 'resource == "x"')
+    d("naming/duplicate_param_names", HEALTHY, [("a", "1"), ("a", "2")], "a == 2")
+    d("naming/param_shadows_builtin_name", HEALTHY, [("size", "3")], "size == 3")
+    d("naming/empty_params_literal_result", HEALTHY, [], "true")
+
+
 def run_oracle(requests):
     oracle = next((p for p in ORACLE_CANDIDATES if os.path.exists(p)), None)
     if oracle is None:
@@ -552,7 +616,7 @@ def request(case, i, **override):
 def main():
     for group in (default_rule_cases, custom_decision_cases, timestamp_cases, duration_cases,
                   arithmetic_cases, logic_cases, has_and_field_cases, condition_cases,
-                  macro_and_string_cases):
+                  macro_and_string_cases, conversion_and_misc_cases, naming_decision_cases):
         group()
     names = [c["name"] for c in CASES]
     dupes = {n for n in names if names.count(n) > 1}
