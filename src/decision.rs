@@ -93,9 +93,9 @@ impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, e) in self.exprs.iter().enumerate() {
             if i > 0 {
-                writeln!(f)?;
+                f.write_str("\n\n")?;
             }
-            write!(f, "{e}")?;
+            write!(f, "{}", e.to_string().trim_end())?;
         }
         Ok(())
     }
@@ -158,6 +158,17 @@ pub enum Reason {
     ResultFailed(EvalError),
     /// `result expression did not return bool, got <type>`.
     NotBool(&'static str),
+}
+
+impl Reason {
+    /// The reason text, borrowed for the two fixed reasons (no allocation on the hot path).
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Reason::Matched => "message decision matched".into(),
+            Reason::ResultFalse => "message decision result is false".into(),
+            other => other.to_string().into(),
+        }
+    }
 }
 
 impl fmt::Display for Reason {

@@ -6,10 +6,14 @@
 //! - [`cmd`]: the subcommands behind the `sentinel` binary.
 //! - [`resource`]: a HyperFleet resource decoded once into the fields rules read.
 //! - [`decision`]: message_decision params + result → publish or skip.
+//! - [`message_data`]: the CloudEvent `data` object built per published resource.
+//! - [`rules`]: everything a config compiles to (decision + message_data).
 //! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
 
 pub mod cel;
 pub mod cmd;
 pub mod decision;
+pub mod message_data;
 pub mod resource;
+pub mod rules;
 pub mod sentinel;

@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use sentinel::cmd::{self, CmdError};
-use std::path::PathBuf;
+use sentinel::sentinel::config::{self, ConfigFlags};
 use std::process::ExitCode;
 
 /// HyperFleet Sentinel: polls the HyperFleet API, decides per resource with CEL rules (compiled
@@ -18,13 +18,17 @@ struct Cli {
 enum Command {
     /// Load, validate and compile a config; print a summary, or every diagnostic (exit 1).
     Check {
-        /// Config file (else $HYPERFLEET_CONFIG, else /etc/hyperfleet/config.yaml).
-        #[arg(short, long)]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        flags: ConfigFlags,
     },
     /// Decide for resources given as JSON (one object, a list page, or JSON lines) and print one
     /// JSON line per resource with the decision, the reason and every param's value.
     Eval(cmd::eval::EvalArgs),
+    /// Print the merged configuration (file < env < flags, with defaults) as YAML.
+    ConfigDump {
+        #[command(flatten)]
+        flags: ConfigFlags,
+    },
     /// Print version, commit and build date.
     Version,
 }
@@ -32,7 +36,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check { config } => cmd::check::run(config.as_deref(), &mut std::io::stdout()),
+        Command::Check { flags } => cmd::check::run(&flags, &mut std::io::stdout()),
+        Command::ConfigDump { flags } => config::load(&flags, &config::process_env)
+            .map(|c| print!("{}", config::dump(&c)))
+            .map_err(CmdError::from),
         Command::Eval(args) => cmd::eval::main(&args),
         Command::Version => {
             println!("{}", cmd::version_text());
@@ -49,6 +56,16 @@ fn main() -> ExitCode {
 }
 
 fn report(e: &CmdError) {
-    let text = e.to_string();
-    eprintln!("error: {}", text.trim_end());
+    match e {
+        // Rendered diagnostics carry their own `error:` headers; end with a count.
+        CmdError::Compile(c) => {
+            let n: usize = c.exprs.iter().map(|x| x.diagnostics.len()).sum();
+            eprintln!("{}", c.to_string().trim_end());
+            eprintln!(
+                "error: the config's rules have {n} problem{}",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        other => eprintln!("error: {}", other.to_string().trim_end()),
+    }
 }

@@ -316,8 +316,20 @@ pub fn call(f: Builtin, args: &[Value]) -> EvalResult {
 
 /// Compiles a `matches` pattern (RE2 syntax, as the regex crate implements it).
 pub fn compile_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
-    regex::Regex::new(pattern)
-        .map_err(|e| EvalError::invalid(format!("invalid regex {pattern:?}: {e}")))
+    regex::Regex::new(pattern).map_err(|e| {
+        // The regex crate's syntax errors draw the pattern over several lines; keep the last,
+        // which says what is wrong.
+        let text = e.to_string();
+        let why = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("invalid syntax");
+        EvalError::invalid(format!(
+            "invalid regex {pattern:?}: {}",
+            why.trim_start_matches("error: ")
+        ))
+    })
 }
 
 fn size(f: Builtin, args: &[Value]) -> EvalResult {

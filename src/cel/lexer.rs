@@ -5,7 +5,7 @@
 //! the byte span of its source text, and string/bytes/number values are fully decoded, so later
 //! stages never look at raw literal text again.
 //!
-//! The logos-derived [`RawToken`] stays private; [`TokenKind`] is its public mirror.
+//! The logos-derived `RawToken` stays private; [`TokenKind`] is its public mirror.
 
 use super::diag::Diagnostic;
 use super::span::Span;
@@ -176,7 +176,11 @@ impl fmt::Display for TokenKind {
 /// Splits `src` into tokens, or returns every lexical error found.
 pub fn lex(src: &str) -> Result<Vec<Token>, Vec<Diagnostic>> {
     let (tokens, diags) = lex_all(src);
-    if diags.is_empty() { Ok(tokens) } else { Err(diags) }
+    if diags.is_empty() {
+        Ok(tokens)
+    } else {
+        Err(diags)
+    }
 }
 
 /// Lexes the whole input, keeping going after errors: the tokens that could be made and the
@@ -187,7 +191,10 @@ pub(crate) fn lex_all(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
     while let Some(next) = lexer.next() {
         let range = lexer.span();
         match next {
-            Ok(raw) => tokens.push(Token { kind: raw.into_kind(), span: Span::new(range.start, range.end) }),
+            Ok(raw) => tokens.push(Token {
+                kind: raw.into_kind(),
+                span: Span::new(range.start, range.end),
+            }),
             Err(()) => {
                 let diag = stray_character(src, range.start);
                 lexer.extras.push(diag);
@@ -201,7 +208,10 @@ pub(crate) fn lex_all(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
 
 /// The diagnostic for a character that starts no token, spanning the whole (UTF-8) character.
 fn stray_character(src: &str, start: usize) -> Diagnostic {
-    let c = src.get(start..).and_then(|s| s.chars().next()).unwrap_or('\u{fffd}');
+    let c = src
+        .get(start..)
+        .and_then(|s| s.chars().next())
+        .unwrap_or('\u{fffd}');
     let span = Span::new(start, start + c.len_utf8());
     let diag = Diagnostic::new(format!("unexpected character {c:?}"), span);
     let hint = match c {
@@ -357,7 +367,7 @@ fn current_span(lex: &logos::Lexer<'_, RawToken>) -> Span {
 fn decimal(lex: &mut logos::Lexer<'_, RawToken>, suffix: usize) -> u64 {
     let text = lex.slice();
     let digits = &text[..text.len() - suffix];
-    number(lex, u64::from_str_radix(digits, 10).ok(), suffix)
+    number(lex, digits.parse::<u64>().ok(), suffix)
 }
 
 /// A `0x` literal's value; `suffix` is the length of the `u` suffix to strip.
@@ -428,16 +438,32 @@ fn find_body_end(rest: &str, style: QuoteStyle) -> BodyEnd {
     while i < bytes.len() {
         let b = bytes[i];
         if bytes[i..].len() >= closing && bytes[i..i + closing].iter().all(|&q| q == style.quote) {
-            return BodyEnd { body: i, consumed: i + closing, terminated: true };
+            return BodyEnd {
+                body: i,
+                consumed: i + closing,
+                terminated: true,
+            };
         }
         if !style.triple && (b == b'\n' || b == b'\r') {
-            return BodyEnd { body: i, consumed: i, terminated: false };
+            return BodyEnd {
+                body: i,
+                consumed: i,
+                terminated: false,
+            };
         }
         let escapes_next = b == b'\\' && !style.raw;
         let next_is_break = matches!(bytes.get(i + 1), Some(b'\n' | b'\r'));
-        i += if escapes_next && (style.triple || !next_is_break) { 2 } else { 1 };
+        i += if escapes_next && (style.triple || !next_is_break) {
+            2
+        } else {
+            1
+        };
     }
-    BodyEnd { body: bytes.len(), consumed: bytes.len(), terminated: false }
+    BodyEnd {
+        body: bytes.len(),
+        consumed: bytes.len(),
+        terminated: false,
+    }
 }
 
 /// Lexes a string or bytes literal after its opening quote: finds its end, decodes escapes and
@@ -458,8 +484,8 @@ fn quoted(lex: &mut logos::Lexer<'_, RawToken>) -> Quoted {
     }
     if !end.terminated {
         let span = Span::new(token_start, body_start + end.consumed);
-        let mut diag = Diagnostic::new("unterminated string literal", span)
-            .with_label("no closing quote");
+        let mut diag =
+            Diagnostic::new("unterminated string literal", span).with_label("no closing quote");
         if !style.triple && end.consumed < rest.len() {
             diag = diag.with_note("a quoted literal ends at the end of its line; use ''' or \"\"\" for text over several lines");
         }
@@ -470,13 +496,22 @@ fn quoted(lex: &mut logos::Lexer<'_, RawToken>) -> Quoted {
         Quoted::Bytes(out)
     } else {
         // Only whole characters are pushed in text mode, so this conversion cannot fail.
-        Quoted::Text(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        Quoted::Text(
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        )
     }
 }
 
 /// Decodes the escapes of a non-raw literal body into `out` (UTF-8 for strings, raw bytes for
 /// bytes literals). `base` is the body's byte offset in the source, for diagnostic spans.
-fn decode_escapes(body: &str, base: usize, bytes: bool, out: &mut Vec<u8>, diags: &mut Vec<Diagnostic>) {
+fn decode_escapes(
+    body: &str,
+    base: usize,
+    bytes: bool,
+    out: &mut Vec<u8>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let mut chars = body.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         if c != '\\' {
@@ -514,7 +549,10 @@ fn push_char(out: &mut Vec<u8>, c: char) {
 /// in strings; `\u` and `\U` are code points and only allowed in strings.
 fn escape(text: &str, bytes: bool) -> (usize, Result<Escaped, String>) {
     let Some(c) = text[1..].chars().next() else {
-        return (1, Err("invalid escape sequence at end of literal".to_owned()));
+        return (
+            1,
+            Err("invalid escape sequence at end of literal".to_owned()),
+        );
     };
     let simple = match c {
         'a' => Some('\u{7}'),
@@ -534,9 +572,19 @@ fn escape(text: &str, bytes: bool) -> (usize, Result<Escaped, String>) {
         'x' | 'X' => byte_escape(text, 16, 2, bytes),
         '0'..='3' => byte_escape(text, 8, 3, bytes),
         'u' | 'U' => unicode_escape(text, if c == 'u' { 4 } else { 8 }, bytes),
+        '4'..='9' => (
+            2,
+            Err(format!(
+                "invalid escape sequence '\\{c}': octal escapes are \\000 to \\377"
+            )),
+        ),
         _ => {
             let len = 1 + c.len_utf8();
-            let shown: String = c.escape_default().collect();
+            let shown: String = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                c.to_string()
+            };
             (len, Err(format!("invalid escape sequence '\\{shown}'")))
         }
     }
@@ -544,7 +592,10 @@ fn escape(text: &str, bytes: bool) -> (usize, Result<Escaped, String>) {
 
 /// Counts the leading digits of `text` in `radix`, at most `max`.
 fn digits(text: &str, radix: u32, max: usize) -> usize {
-    text.chars().take(max).take_while(|c| c.is_digit(radix)).count()
+    text.chars()
+        .take(max)
+        .take_while(|c| c.is_digit(radix))
+        .count()
 }
 
 /// `\xHH` (radix 16, after the `x`) or `\ooo` (radix 8, the first digit included).
@@ -553,12 +604,29 @@ fn byte_escape(text: &str, radix: u32, n: usize, bytes: bool) -> (usize, Result<
     let found = digits(&text[start..], radix, n);
     let len = start + found;
     if found < n {
-        let what = if radix == 16 { "2 hex digits" } else { "3 octal digits (\\000 to \\377)" };
-        return (len, Err(format!("invalid escape sequence '{}': needs {what}", &text[..len])));
+        let what = if radix == 16 {
+            "2 hex digits"
+        } else {
+            "3 octal digits (\\000 to \\377)"
+        };
+        return (
+            len,
+            Err(format!(
+                "invalid escape sequence '{}': needs {what}",
+                &text[..len]
+            )),
+        );
     }
     // At most two hex or three octal digits starting 0-3: always below 256.
     let v = u8::from_str_radix(&text[start..len], radix).unwrap_or(0);
-    (len, Ok(if bytes { Escaped::Byte(v) } else { Escaped::Char(char::from(v)) }))
+    (
+        len,
+        Ok(if bytes {
+            Escaped::Byte(v)
+        } else {
+            Escaped::Char(char::from(v))
+        }),
+    )
 }
 
 /// `\uHHHH` (n = 4) or `\UHHHHHHHH` (n = 8).
@@ -567,15 +635,30 @@ fn unicode_escape(text: &str, n: usize, bytes: bool) -> (usize, Result<Escaped, 
     let len = 2 + found;
     let seq = &text[..len];
     if bytes {
-        return (len, Err(format!("invalid escape sequence '{seq}': unicode escapes are not allowed in bytes literals")));
+        return (
+            len,
+            Err(format!(
+                "invalid escape sequence '{seq}': unicode escapes are not allowed in bytes literals"
+            )),
+        );
     }
     if found < n {
-        return (len, Err(format!("invalid escape sequence '{seq}': needs {n} hex digits")));
+        return (
+            len,
+            Err(format!(
+                "invalid escape sequence '{seq}': needs {n} hex digits"
+            )),
+        );
     }
     let code = u32::from_str_radix(&text[2..len], 16).unwrap_or(u32::MAX);
     match char::from_u32(code) {
         Some(c) => (len, Ok(Escaped::Char(c))),
-        None => (len, Err(format!("invalid escape sequence '{seq}': not a unicode scalar value"))),
+        None => (
+            len,
+            Err(format!(
+                "invalid escape sequence '{seq}': not a unicode scalar value"
+            )),
+        ),
     }
 }
 
@@ -624,9 +707,18 @@ mod tests {
 
     #[test]
     fn numbers_out_of_range() {
-        assert_eq!(errors("18446744073709551616"), [("int literal out of range".to_owned(), 0..20)]);
-        assert_eq!(errors("1 + 18446744073709551616u"), [("uint literal out of range".to_owned(), 4..25)]);
-        assert_eq!(errors("0x10000000000000000"), [("int literal out of range".to_owned(), 0..19)]);
+        assert_eq!(
+            errors("18446744073709551616"),
+            [("int literal out of range".to_owned(), 0..20)]
+        );
+        assert_eq!(
+            errors("1 + 18446744073709551616u"),
+            [("uint literal out of range".to_owned(), 4..25)]
+        );
+        assert_eq!(
+            errors("0x10000000000000000"),
+            [("int literal out of range".to_owned(), 0..19)]
+        );
     }
 
     #[test]
@@ -644,17 +736,32 @@ mod tests {
     fn numbers_next_to_dots_and_letters() {
         // `1.` is not a double: it is an int and a dot (cel-spec), so `1.size()` is a call.
         assert_eq!(kinds("1."), [K::Int(1), K::Dot]);
-        assert_eq!(kinds("1.size()"), [K::Int(1), K::Dot, K::Ident("size".into()), K::LParen, K::RParen]);
+        assert_eq!(
+            kinds("1.size()"),
+            [
+                K::Int(1),
+                K::Dot,
+                K::Ident("size".into()),
+                K::LParen,
+                K::RParen
+            ]
+        );
         assert_eq!(kinds("1.e3"), [K::Int(1), K::Dot, K::Ident("e3".into())]);
         assert_eq!(kinds("1e"), [K::Int(1), K::Ident("e".into())]);
         assert_eq!(kinds("0x"), [K::Int(0), K::Ident("x".into())]);
         assert_eq!(kinds("1.0u"), [K::Double(1.0), K::Ident("u".into())]);
-        assert_eq!(kinds("a.b"), [K::Ident("a".into()), K::Dot, K::Ident("b".into())]);
+        assert_eq!(
+            kinds("a.b"),
+            [K::Ident("a".into()), K::Dot, K::Ident("b".into())]
+        );
     }
 
     #[test]
     fn words() {
-        assert_eq!(kinds("true false null in"), [K::True, K::False, K::Null, K::In]);
+        assert_eq!(
+            kinds("true false null in"),
+            [K::True, K::False, K::Null, K::In]
+        );
         assert_eq!(one("_x9"), K::Ident("_x9".into()));
         assert_eq!(one("rb"), K::Ident("rb".into()));
         for word in RESERVED_WORDS {
@@ -667,15 +774,39 @@ mod tests {
     fn operators() {
         let src = "+ - * / % == != < <= > >= && || ! ? : . , ( ) [ ] { }";
         let expected = [
-            K::Plus, K::Minus, K::Star, K::Slash, K::Percent, K::EqEq, K::NotEq, K::Lt, K::Le, K::Gt,
-            K::Ge, K::AndAnd, K::OrOr, K::Bang, K::Question, K::Colon, K::Dot, K::Comma, K::LParen,
-            K::RParen, K::LBracket, K::RBracket, K::LBrace, K::RBrace,
+            K::Plus,
+            K::Minus,
+            K::Star,
+            K::Slash,
+            K::Percent,
+            K::EqEq,
+            K::NotEq,
+            K::Lt,
+            K::Le,
+            K::Gt,
+            K::Ge,
+            K::AndAnd,
+            K::OrOr,
+            K::Bang,
+            K::Question,
+            K::Colon,
+            K::Dot,
+            K::Comma,
+            K::LParen,
+            K::RParen,
+            K::LBracket,
+            K::RBracket,
+            K::LBrace,
+            K::RBrace,
         ];
         assert_eq!(kinds(src), expected);
         for (kind, text) in kinds(src).iter().zip(src.split(' ')) {
             assert_eq!(kind.symbol(), Some(text));
         }
-        assert_eq!(kinds("a<=b"), [K::Ident("a".into()), K::Le, K::Ident("b".into())]);
+        assert_eq!(
+            kinds("a<=b"),
+            [K::Ident("a".into()), K::Le, K::Ident("b".into())]
+        );
     }
 
     #[test]
@@ -689,7 +820,10 @@ mod tests {
 
     #[test]
     fn comments_and_whitespace() {
-        assert_eq!(kinds("1 // one\n+\t2\r\x0C// end"), [K::Int(1), K::Plus, K::Int(2)]);
+        assert_eq!(
+            kinds("1 // one\n+\t2\r\x0C// end"),
+            [K::Int(1), K::Plus, K::Int(2)]
+        );
         // A carriage return alone does not end a comment.
         assert_eq!(kinds("1 // c\r+ 2"), [K::Int(1)]);
         assert_eq!(kinds("// only"), []);
@@ -709,7 +843,10 @@ mod tests {
 
     #[test]
     fn string_escapes() {
-        assert_eq!(one(r#"'\a\b\f\n\r\t\v\\\"\'\`\?'"#), text("\x07\x08\x0c\n\r\t\x0b\\\"'`?"));
+        assert_eq!(
+            one(r#"'\a\b\f\n\r\t\v\\\"\'\`\?'"#),
+            text("\x07\x08\x0c\n\r\t\x0b\\\"'`?")
+        );
         assert_eq!(one(r"'\x41\X4a\101\177\000'"), text("AJA\x7f\0"));
         assert_eq!(one(r"'\xff\377'"), text("\u{ff}\u{ff}"));
         assert_eq!(one(r"'\u270c\U0001f431'"), text("\u{270c}\u{1f431}"));
@@ -723,7 +860,10 @@ mod tests {
         assert_eq!(one(r#"R"\u0000""#), text(r"\u0000"));
         assert_eq!(one(r"r'''a\'b'''"), text(r"a\'b"));
         // No escapes in raw strings: the backslash does not hide the quote.
-        assert_eq!(errors(r"r'\''"), [("unterminated string literal".to_owned(), 4..5)]);
+        assert_eq!(
+            errors(r"r'\''"),
+            [("unterminated string literal".to_owned(), 4..5)]
+        );
     }
 
     #[test]
@@ -738,31 +878,52 @@ mod tests {
 
     #[test]
     fn bad_escapes() {
-        assert_eq!(errors(r"'\z'"), [("invalid escape sequence '\\z'".to_owned(), 1..3)]);
+        assert_eq!(
+            errors(r"'\z'"),
+            [("invalid escape sequence '\\z'".to_owned(), 1..3)]
+        );
         let e = errors(r"'\x4' + '\400' + b'\u0041' + '\uD800' + '\U00110000'");
         let messages: Vec<&str> = e.iter().map(|(m, _)| m.as_str()).collect();
         assert_eq!(
             messages,
             [
                 "invalid escape sequence '\\x4': needs 2 hex digits",
-                "invalid escape sequence '\\4': needs 3 octal digits (\\000 to \\377)",
+                "invalid escape sequence '\\4': octal escapes are \\000 to \\377",
                 "invalid escape sequence '\\u0041': unicode escapes are not allowed in bytes literals",
                 "invalid escape sequence '\\uD800': not a unicode scalar value",
                 "invalid escape sequence '\\U00110000': not a unicode scalar value",
             ]
         );
         assert_eq!(e[0].1, 1..4);
-        assert_eq!(errors(r"'\é'"), [("invalid escape sequence '\\u{e9}'".to_owned(), 1..4)]);
+        assert_eq!(
+            errors(r"'\é'"),
+            [("invalid escape sequence '\\é'".to_owned(), 1..4)]
+        );
     }
 
     #[test]
     fn unterminated_strings() {
-        assert_eq!(errors("'abc"), [("unterminated string literal".to_owned(), 0..4)]);
-        assert_eq!(errors("'abc\n+ x"), [("unterminated string literal".to_owned(), 0..4)]);
-        assert_eq!(errors("x + '''abc\n"), [("unterminated string literal".to_owned(), 4..11)]);
-        assert_eq!(errors(r"'abc\'"), [("unterminated string literal".to_owned(), 0..6)]);
+        assert_eq!(
+            errors("'abc"),
+            [("unterminated string literal".to_owned(), 0..4)]
+        );
+        assert_eq!(
+            errors("'abc\n+ x"),
+            [("unterminated string literal".to_owned(), 0..4)]
+        );
+        assert_eq!(
+            errors("x + '''abc\n"),
+            [("unterminated string literal".to_owned(), 4..11)]
+        );
+        assert_eq!(
+            errors(r"'abc\'"),
+            [("unterminated string literal".to_owned(), 0..6)]
+        );
         // The first ''' closes the string; the last quote opens an unterminated one.
-        assert_eq!(errors("'''a''''"), [("unterminated string literal".to_owned(), 7..8)]);
+        assert_eq!(
+            errors("'''a''''"),
+            [("unterminated string literal".to_owned(), 7..8)]
+        );
     }
 
     #[test]
@@ -771,7 +932,12 @@ mod tests {
         let messages: Vec<&str> = e.iter().map(|(m, _)| m.as_str()).collect();
         assert_eq!(
             messages,
-            ["unexpected character '&'", "unexpected character '#'", "unexpected character '='", "unexpected character 'é'"]
+            [
+                "unexpected character '&'",
+                "unexpected character '#'",
+                "unexpected character '='",
+                "unexpected character 'é'"
+            ]
         );
         assert_eq!(e[3].1, 14..16);
     }

@@ -23,7 +23,11 @@ pub(crate) struct Call {
 
 impl Call {
     fn into_kind(self) -> ExprKind {
-        ExprKind::Call { target: self.target.map(Box::new), name: self.name, args: self.args }
+        ExprKind::Call {
+            target: self.target.map(Box::new),
+            name: self.name,
+            args: self.args,
+        }
     }
 }
 
@@ -43,10 +47,23 @@ fn comprehension_kind(name: &str, n_args: usize) -> Option<MacroKind> {
 /// are reported into `diags` (the call is then returned unexpanded).
 pub(crate) fn expand(call: Call, diags: &mut Vec<Diagnostic>) -> ExprKind {
     match call {
-        Call { target: None, name, args } if name == "has" && args.len() == 1 => expand_has(name, args, diags),
-        Call { target: Some(range), name, args } => match comprehension_kind(&name, args.len()) {
+        Call {
+            target: None,
+            name,
+            args,
+        } if name == "has" && args.len() == 1 => expand_has(name, args, diags),
+        Call {
+            target: Some(range),
+            name,
+            args,
+        } => match comprehension_kind(&name, args.len()) {
             Some(kind) => expand_comprehension(range, kind, args, diags),
-            None => Call { target: Some(range), name, args }.into_kind(),
+            None => Call {
+                target: Some(range),
+                name,
+                args,
+            }
+            .into_kind(),
         },
         call => call.into_kind(),
     }
@@ -55,7 +72,10 @@ pub(crate) fn expand(call: Call, diags: &mut Vec<Diagnostic>) -> ExprKind {
 /// `has(e.f)`: the argument must be a field selection.
 fn expand_has(name: String, mut args: Vec<Expr>, diags: &mut Vec<Diagnostic>) -> ExprKind {
     match args.pop() {
-        Some(Expr { kind: ExprKind::Member(operand, field), .. }) => ExprKind::Has(operand, field),
+        Some(Expr {
+            kind: ExprKind::Member(operand, field),
+            ..
+        }) => ExprKind::Has(operand, field),
         Some(arg) => {
             let mut diag = Diagnostic::new("has() argument must be a field selection", arg.span)
                 .with_label("not a field selection")
@@ -64,15 +84,30 @@ fn expand_has(name: String, mut args: Vec<Expr>, diags: &mut Vec<Diagnostic>) ->
                 diag = diag.with_note("to test for a map key, write 'key' in m");
             }
             diags.push(diag);
-            Call { target: None, name, args: vec![arg] }.into_kind()
+            Call {
+                target: None,
+                name,
+                args: vec![arg],
+            }
+            .into_kind()
         }
-        None => Call { target: None, name, args }.into_kind(),
+        None => Call {
+            target: None,
+            name,
+            args,
+        }
+        .into_kind(),
     }
 }
 
 /// `e.all(x, p)` and friends (`args` holds 2 arguments, or 3 for `map(x, p, t)`): the first
 /// argument must be a plain identifier.
-fn expand_comprehension(range: Expr, kind: MacroKind, args: Vec<Expr>, diags: &mut Vec<Diagnostic>) -> ExprKind {
+fn expand_comprehension(
+    range: Expr,
+    kind: MacroKind,
+    args: Vec<Expr>,
+    diags: &mut Vec<Diagnostic>,
+) -> ExprKind {
     let unexpanded = |range: Expr, args: Vec<Expr>| Call {
         target: Some(range),
         name: kind.name().to_owned(),
@@ -89,12 +124,25 @@ fn expand_comprehension(range: Expr, kind: MacroKind, args: Vec<Expr>, diags: &m
         let message = format!("{}() variable must be a simple name", kind.name());
         let diag = Diagnostic::new(message, var.span)
             .with_label("not a simple name")
-            .with_note(format!("write e.{}(x, …) with a plain name such as x", kind.name()));
+            .with_note(format!(
+                "write e.{}(x, …) with a plain name such as x",
+                kind.name()
+            ));
         diags.push(diag);
-        let args = [Some(var), filter, Some(body)].into_iter().flatten().collect();
+        let args = [Some(var), filter, Some(body)]
+            .into_iter()
+            .flatten()
+            .collect();
         return unexpanded(range, args).into_kind();
     };
-    let comprehension = Comprehension { kind, range, var: name.clone(), var_span: var.span, filter, body };
+    let comprehension = Comprehension {
+        kind,
+        range,
+        var: name.clone(),
+        var_span: var.span,
+        filter,
+        body,
+    };
     ExprKind::Comprehension(Box::new(comprehension))
 }
 
@@ -104,7 +152,9 @@ mod tests {
     use crate::cel::parse;
 
     fn kind(src: &str) -> ExprKind {
-        parse(src).unwrap_or_else(|d| panic!("parse({src:?}) failed: {d:?}")).kind
+        parse(src)
+            .unwrap_or_else(|d| panic!("parse({src:?}) failed: {d:?}"))
+            .kind
     }
 
     fn comprehension(src: &str) -> (MacroKind, String, bool) {
@@ -116,12 +166,30 @@ mod tests {
 
     #[test]
     fn comprehension_macros_expand() {
-        assert_eq!(comprehension("l.all(x, x > 0)"), (MacroKind::All, "x".into(), false));
-        assert_eq!(comprehension("l.exists(y, y)"), (MacroKind::Exists, "y".into(), false));
-        assert_eq!(comprehension("l.exists_one(z, z)"), (MacroKind::ExistsOne, "z".into(), false));
-        assert_eq!(comprehension("l.map(x, x * 2)"), (MacroKind::Map, "x".into(), false));
-        assert_eq!(comprehension("l.map(x, x > 0, x * 2)"), (MacroKind::Map, "x".into(), true));
-        assert_eq!(comprehension("l.filter(x, x > 0)"), (MacroKind::Filter, "x".into(), false));
+        assert_eq!(
+            comprehension("l.all(x, x > 0)"),
+            (MacroKind::All, "x".into(), false)
+        );
+        assert_eq!(
+            comprehension("l.exists(y, y)"),
+            (MacroKind::Exists, "y".into(), false)
+        );
+        assert_eq!(
+            comprehension("l.exists_one(z, z)"),
+            (MacroKind::ExistsOne, "z".into(), false)
+        );
+        assert_eq!(
+            comprehension("l.map(x, x * 2)"),
+            (MacroKind::Map, "x".into(), false)
+        );
+        assert_eq!(
+            comprehension("l.map(x, x > 0, x * 2)"),
+            (MacroKind::Map, "x".into(), true)
+        );
+        assert_eq!(
+            comprehension("l.filter(x, x > 0)"),
+            (MacroKind::Filter, "x".into(), false)
+        );
     }
 
     #[test]
@@ -131,17 +199,41 @@ mod tests {
 
     #[test]
     fn other_shapes_stay_calls() {
-        for src in ["l.all(x)", "all(x, y)", "x.has(y.z)", "has(a, b)", "l.map(a, b, c, d)", "l.filter(x)"] {
+        for src in [
+            "l.all(x)",
+            "all(x, y)",
+            "x.has(y.z)",
+            "has(a, b)",
+            "l.map(a, b, c, d)",
+            "l.filter(x)",
+        ] {
             assert!(matches!(kind(src), ExprKind::Call { .. }), "{src}");
         }
     }
 
     #[test]
     fn bad_macro_arguments_are_diagnosed() {
-        let message = |src: &str| parse(src).err().map(|d| d[0].message.clone()).unwrap_or_default();
-        assert_eq!(message("has(a)"), "has() argument must be a field selection");
-        assert_eq!(message("has(m['k'])"), "has() argument must be a field selection");
-        assert_eq!(message("l.all(x.y, true)"), "all() variable must be a simple name");
-        assert_eq!(message("l.map(1, 2)"), "map() variable must be a simple name");
+        let message = |src: &str| {
+            parse(src)
+                .err()
+                .map(|d| d[0].message.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            message("has(a)"),
+            "has() argument must be a field selection"
+        );
+        assert_eq!(
+            message("has(m['k'])"),
+            "has() argument must be a field selection"
+        );
+        assert_eq!(
+            message("l.all(x.y, true)"),
+            "all() variable must be a simple name"
+        );
+        assert_eq!(
+            message("l.map(1, 2)"),
+            "map() variable must be a simple name"
+        );
     }
 }

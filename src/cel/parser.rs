@@ -54,7 +54,10 @@ pub(crate) struct Field {
 
 impl Field {
     pub(crate) fn new(name: String, l: usize, r: usize) -> Field {
-        Field { name, span: Span::new(l, r) }
+        Field {
+            name,
+            span: Span::new(l, r),
+        }
     }
 }
 
@@ -72,7 +75,10 @@ enum Form {
     /// Anything else.
     Plain,
     /// A bare int token; `overflow` indexes the diagnostic recorded when it exceeds `i64::MAX`.
-    IntToken { magnitude: u64, overflow: Option<usize> },
+    IntToken {
+        magnitude: u64,
+        overflow: Option<usize>,
+    },
     /// A bare double token.
     DoubleToken,
     /// Nested beyond [`MAX_DEPTH`]: `expr` is a leaf placeholder and the diagnostic is recorded.
@@ -81,7 +87,11 @@ enum Form {
 
 impl Node {
     fn leaf(kind: ExprKind, span: Span, form: Form) -> Node {
-        Node { expr: Expr { kind, span }, depth: 1, form }
+        Node {
+            expr: Expr { kind, span },
+            depth: 1,
+            form,
+        }
     }
 
     /// A stand-in for a rejected construct whose diagnostic is already recorded.
@@ -116,9 +126,16 @@ impl Builder {
     /// Wraps `kind` into a node of `depth` (`None`: a child is too deep), enforcing [`MAX_DEPTH`].
     fn finish(&mut self, depth: Option<u32>, kind: impl FnOnce() -> ExprKind, span: Span) -> Node {
         match depth {
-            None => Node { form: Form::TooDeep, ..Node::placeholder(span) },
+            None => Node {
+                form: Form::TooDeep,
+                ..Node::placeholder(span)
+            },
             Some(d) if d > MAX_DEPTH => self.too_deep(span),
-            Some(depth) => Node { expr: Expr { kind: kind(), span }, depth, form: Form::Plain },
+            Some(depth) => Node {
+                expr: Expr { kind: kind(), span },
+                depth,
+                form: Form::Plain,
+            },
         }
     }
 
@@ -127,17 +144,28 @@ impl Builder {
             .with_label(format!("more than {MAX_DEPTH} levels of nesting"))
             .with_note("split the expression into smaller parts");
         self.diags.push(diag);
-        Node { form: Form::TooDeep, ..Node::placeholder(span) }
+        Node {
+            form: Form::TooDeep,
+            ..Node::placeholder(span)
+        }
     }
 
     pub(crate) fn ternary(&mut self, c: Node, t: Node, e: Node, l: usize, r: usize) -> Node {
         let depth = depth_over([&c, &t, &e]);
-        self.finish(depth, || ExprKind::Ternary(boxed(c), boxed(t), boxed(e)), Span::new(l, r))
+        self.finish(
+            depth,
+            || ExprKind::Ternary(boxed(c), boxed(t), boxed(e)),
+            Span::new(l, r),
+        )
     }
 
     pub(crate) fn binary(&mut self, op: BinaryOp, a: Node, c: Node, l: usize, r: usize) -> Node {
         let depth = depth_over([&a, &c]);
-        self.finish(depth, || ExprKind::Binary(op, boxed(a), boxed(c)), Span::new(l, r))
+        self.finish(
+            depth,
+            || ExprKind::Binary(op, boxed(a), boxed(c)),
+            Span::new(l, r),
+        )
     }
 
     /// `!u` or `-u`; a minus directly on a numeric literal token becomes a negative literal, which
@@ -146,7 +174,13 @@ impl Builder {
         let span = Span::new(l, r);
         if op == UnaryOp::Neg {
             match (u.form, &u.expr.kind) {
-                (Form::IntToken { magnitude, overflow }, _) => return self.negative_int(magnitude, overflow, span),
+                (
+                    Form::IntToken {
+                        magnitude,
+                        overflow,
+                    },
+                    _,
+                ) => return self.negative_int(magnitude, overflow, span),
                 (Form::DoubleToken, ExprKind::Literal(Literal::Double(v))) => {
                     return Node::leaf(ExprKind::Literal(Literal::Double(-v)), span, Form::Plain);
                 }
@@ -176,11 +210,22 @@ impl Builder {
 
     pub(crate) fn select(&mut self, m: Node, f: Field, l: usize, r: usize) -> Node {
         let depth = depth_over([&m]);
-        self.finish(depth, || ExprKind::Member(boxed(m), f.name), Span::new(l, r))
+        self.finish(
+            depth,
+            || ExprKind::Member(boxed(m), f.name),
+            Span::new(l, r),
+        )
     }
 
     /// A global call (`target` is `None`) or receiver call; macros are expanded here.
-    pub(crate) fn call(&mut self, target: Option<Node>, f: Field, args: Vec<Node>, l: usize, r: usize) -> Node {
+    pub(crate) fn call(
+        &mut self,
+        target: Option<Node>,
+        f: Field,
+        args: Vec<Node>,
+        l: usize,
+        r: usize,
+    ) -> Node {
         let span = Span::new(l, r);
         let depth = depth_over(target.iter().chain(&args));
         if depth.is_none_or(|d| d > MAX_DEPTH) {
@@ -188,14 +233,22 @@ impl Builder {
         }
         let target = target.map(|t| t.expr);
         let args = args.into_iter().map(|a| a.expr).collect();
-        let call = macros::Call { target, name: f.name, args };
+        let call = macros::Call {
+            target,
+            name: f.name,
+            args,
+        };
         let kind = macros::expand(call, &mut self.diags);
         self.finish(depth, || kind, span)
     }
 
     pub(crate) fn index(&mut self, m: Node, i: Node, l: usize, r: usize) -> Node {
         let depth = depth_over([&m, &i]);
-        self.finish(depth, || ExprKind::Index(boxed(m), boxed(i)), Span::new(l, r))
+        self.finish(
+            depth,
+            || ExprKind::Index(boxed(m), boxed(i)),
+            Span::new(l, r),
+        )
     }
 
     pub(crate) fn message(&mut self, _m: Node, l: usize, r: usize) -> Node {
@@ -221,15 +274,20 @@ impl Builder {
     }
 
     fn reserved_diag(&mut self, word: &str, span: Span, what: &str) {
-        let diag = Diagnostic::new(format!("'{word}' is a reserved word and cannot be used as {what}"), span)
-            .with_label("reserved word");
+        let diag = Diagnostic::new(
+            format!("'{word}' is a reserved word and cannot be used as {what}"),
+            span,
+        )
+        .with_label("reserved word");
         self.diags.push(diag);
     }
 
+    /// A reserved word where an identifier should be: reported, then treated as an identifier
+    /// so that it causes no further errors (e.g. as a macro variable).
     pub(crate) fn reserved(&mut self, word: &'static str, l: usize, r: usize) -> Node {
         let span = Span::new(l, r);
         self.reserved_diag(word, span, "an identifier");
-        Node::placeholder(span)
+        Node::leaf(ExprKind::Ident(word.to_owned()), span, Form::Plain)
     }
 
     pub(crate) fn reserved_name(&mut self, word: &'static str, l: usize, r: usize) -> Field {
@@ -244,13 +302,21 @@ impl Builder {
         match depth_over([&e]) {
             None => e,
             Some(d) if d > MAX_DEPTH => self.too_deep(span),
-            Some(depth) => Node { expr: e.expr, depth, form: Form::Plain },
+            Some(depth) => Node {
+                expr: e.expr,
+                depth,
+                form: Form::Plain,
+            },
         }
     }
 
     pub(crate) fn list(&mut self, items: Vec<Node>, l: usize, r: usize) -> Node {
         let depth = depth_over(&items);
-        self.finish(depth, || ExprKind::List(items.into_iter().map(|n| n.expr).collect()), Span::new(l, r))
+        self.finish(
+            depth,
+            || ExprKind::List(items.into_iter().map(|n| n.expr).collect()),
+            Span::new(l, r),
+        )
     }
 
     pub(crate) fn map(&mut self, entries: Vec<(Node, Node)>, l: usize, r: usize) -> Node {
@@ -273,11 +339,22 @@ impl Builder {
             }
         };
         let value = i64::try_from(magnitude).unwrap_or(0);
-        Node::leaf(ExprKind::Literal(Literal::Int(value)), span, Form::IntToken { magnitude, overflow })
+        Node::leaf(
+            ExprKind::Literal(Literal::Int(value)),
+            span,
+            Form::IntToken {
+                magnitude,
+                overflow,
+            },
+        )
     }
 
     pub(crate) fn literal(&mut self, lit: Literal, l: usize, r: usize) -> Node {
-        let form = if matches!(lit, Literal::Double(_)) { Form::DoubleToken } else { Form::Plain };
+        let form = if matches!(lit, Literal::Double(_)) {
+            Form::DoubleToken
+        } else {
+            Form::Plain
+        };
         Node::leaf(ExprKind::Literal(lit), Span::new(l, r), form)
     }
 }
@@ -286,18 +363,28 @@ impl Builder {
 fn syntax_error(err: ParseError<usize, TokenKind, Diagnostic>, tokens: &[Token]) -> Diagnostic {
     let (found, span, expected) = match err {
         ParseError::User { error } => return error,
-        ParseError::UnrecognizedToken { token: (l, tok, r), expected } => (tok.to_string(), Span::new(l, r), expected),
-        ParseError::UnrecognizedEof { location, expected } => {
-            ("end of input".to_owned(), Span::new(location, location), expected)
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => (tok.to_string(), Span::new(l, r), expected),
+        ParseError::UnrecognizedEof { location, expected } => (
+            "end of input".to_owned(),
+            Span::new(location, location),
+            expected,
+        ),
+        ParseError::ExtraToken { token: (l, tok, r) } => {
+            (tok.to_string(), Span::new(l, r), Vec::new())
         }
-        ParseError::ExtraToken { token: (l, tok, r) } => (tok.to_string(), Span::new(l, r), Vec::new()),
-        ParseError::InvalidToken { location } => ("token".to_owned(), Span::new(location, location), Vec::new()),
+        ParseError::InvalidToken { location } => (
+            "token".to_owned(),
+            Span::new(location, location),
+            Vec::new(),
+        ),
     };
-    let wanted = describe_expected(&expected);
-    let message = match &wanted {
-        Some(w) => format!("unexpected {found}, expected {w}"),
-        None => format!("unexpected {found}"),
-    };
+    let message = format!(
+        "unexpected {found}, expected {}",
+        describe_expected(&expected)
+    );
     let mut diag = Diagnostic::new(message, span).with_label(format!("unexpected {found}"));
     if let Some(note) = dangling_dot_hint(tokens, span) {
         diag = diag.with_note(note);
@@ -306,14 +393,19 @@ fn syntax_error(err: ParseError<usize, TokenKind, Diagnostic>, tokens: &[Token])
 }
 
 /// Terminals that can start an expression (names as written in the grammar).
-const EXPR_STARTS: [&str; 11] = ["int", "uint", "double", "string", "bytes", "true", "false", "null", "ident", "(", "["];
-/// Binary operators and postfix starters: expected after a complete operand.
-const OPERATORS: [&str; 15] = ["+", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "in", "&&", "||", "?", "."];
+/// (Only tokens that can start nothing else: `ident`, `(`, `[`, `-` also follow operands or `.`.)
+const EXPR_STARTS: [&str; 9] = [
+    "int", "uint", "double", "string", "bytes", "true", "false", "null", "!",
+];
+/// Binary operators: expected after a complete operand.
+const OPERATORS: [&str; 14] = [
+    "+", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "in", "&&", "||", "?",
+];
 /// Punctuation named one by one when expected.
 const CLOSERS: [&str; 5] = [")", "]", "}", ",", ":"];
 
 /// Summarises LALRPOP's expected-terminal list in words: "an expression", "an operator or ')'".
-fn describe_expected(expected: &[String]) -> Option<String> {
+fn describe_expected(expected: &[String]) -> String {
     let names: Vec<&str> = expected.iter().map(|e| e.trim_matches('"')).collect();
     let has = |t: &str| names.contains(&t);
     let mut parts: Vec<String> = Vec::new();
@@ -327,15 +419,19 @@ fn describe_expected(expected: &[String]) -> Option<String> {
     }
     parts.extend(CLOSERS.iter().filter(|t| has(t)).map(|t| format!("'{t}'")));
     match parts.len() {
-        0 => None,
-        1 => parts.pop(),
-        n => Some(format!("{} or {}", parts[..n - 1].join(", "), parts[n - 1])),
+        // Nothing but the end of input would do.
+        0 => "end of input".to_owned(),
+        1 => parts.remove(0),
+        n => format!("{} or {}", parts[..n - 1].join(", "), parts[n - 1]),
     }
 }
 
 /// `1.` is not a double in CEL; when a syntax error follows `<int>.` say how to write one.
 fn dangling_dot_hint(tokens: &[Token], at: Span) -> Option<String> {
-    let k = tokens.iter().position(|t| t.span.start >= at.start).unwrap_or(tokens.len());
+    let k = tokens
+        .iter()
+        .position(|t| t.span.start >= at.start)
+        .unwrap_or(tokens.len());
     let (num, dot) = (tokens.get(k.checked_sub(2)?)?, tokens.get(k - 1)?);
     let numeric = matches!(num.kind, TokenKind::Int(_) | TokenKind::Uint(_));
     let adjacent = num.span.end == dot.span.start;
@@ -396,11 +492,23 @@ mod tests {
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].message, "unexpected ')', expected an expression");
         assert_eq!(diags[0].span, Span::new(5, 6));
-        assert_eq!(messages("1 +"), ["unexpected end of input, expected an expression"]);
-        assert_eq!(messages("f(1,)"), ["unexpected ')', expected an expression"]);
-        assert_eq!(messages("(1 2"), ["unexpected int literal 2, expected an operator or ')'"]);
+        assert_eq!(
+            messages("1 +"),
+            ["unexpected end of input, expected an expression"]
+        );
+        assert_eq!(
+            messages("f(1,)"),
+            ["unexpected ')', expected an expression"]
+        );
+        assert_eq!(
+            messages("(1 2"),
+            ["unexpected int literal 2, expected an operator or ')'"]
+        );
         assert_eq!(messages("a."), ["unexpected end of input, expected a name"]);
-        assert_eq!(messages("[1 2]"), ["unexpected int literal 2, expected an operator, ']' or ','"]);
+        assert_eq!(
+            messages("[1 2]"),
+            ["unexpected int literal 2, expected an operator, ']' or ','"]
+        );
     }
 
     #[test]
@@ -432,8 +540,14 @@ mod tests {
     fn reserved_words_are_fields_but_not_identifiers() {
         assert!(matches!(ok("a.if").kind, ExprKind::Member(_, ref f) if f == "if"));
         assert!(matches!(ok("a.while()").kind, ExprKind::Call { ref name, .. } if name == "while"));
-        assert_eq!(messages("let"), ["'let' is a reserved word and cannot be used as an identifier"]);
-        assert_eq!(messages("void(1)"), ["'void' is a reserved word and cannot be used as a function name"]);
+        assert_eq!(
+            messages("let"),
+            ["'let' is a reserved word and cannot be used as an identifier"]
+        );
+        assert_eq!(
+            messages("void(1)"),
+            ["'void' is a reserved word and cannot be used as a function name"]
+        );
     }
 
     /// Sources 100,000 levels deep must give one nesting diagnostic, never a stack overflow
@@ -465,7 +579,10 @@ mod tests {
         let nested = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
         // The literal is one level and each pair of parentheses another.
         assert!(parse(&nested(MAX_DEPTH as usize - 1)).is_ok());
-        assert_eq!(messages(&nested(MAX_DEPTH as usize)), ["expression nests too deeply"]);
+        assert_eq!(
+            messages(&nested(MAX_DEPTH as usize)),
+            ["expression nests too deeply"]
+        );
         let chain = |n: usize| vec!["1"; n].join("+");
         assert!(parse(&chain(MAX_DEPTH as usize)).is_ok());
         assert!(parse(&chain(MAX_DEPTH as usize + 1)).is_err());
@@ -480,7 +597,9 @@ mod tests {
     fn spans_cover_the_source_of_each_node() {
         let e = ok("a.b(c) + x[0]");
         assert_eq!(e.span, Span::new(0, 13));
-        let ExprKind::Binary(BinaryOp::Add, l, r) = e.kind else { panic!("not an addition") };
+        let ExprKind::Binary(BinaryOp::Add, l, r) = e.kind else {
+            panic!("not an addition")
+        };
         assert_eq!((l.span, r.span), (Span::new(0, 6), Span::new(9, 13)));
         assert_eq!(ok("(a)").span, Span::new(1, 2));
     }

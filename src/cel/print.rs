@@ -65,7 +65,14 @@ pub fn ast(expr: &Expr) -> String {
 }
 
 fn node(out: &mut String, expr: &Expr, depth: usize, role: &str) {
-    let _ = writeln!(out, "{:indent$}{role}{} {}", "", head(&expr.kind), span(expr.span), indent = depth * 2);
+    let _ = writeln!(
+        out,
+        "{:indent$}{role}{} {}",
+        "",
+        head(&expr.kind),
+        span(expr.span),
+        indent = depth * 2
+    );
     let d = depth + 1;
     match &expr.kind {
         ExprKind::Literal(_) | ExprKind::Ident(_) => {}
@@ -126,7 +133,12 @@ fn head(kind: &ExprKind) -> String {
         ExprKind::Map(entries) => format!("Map len={}", entries.len()),
         ExprKind::Has(_, field) => format!("Has .{field}"),
         ExprKind::Comprehension(c) => {
-            format!("Comprehension {} var={} {}", c.kind.name(), c.var, span(c.var_span))
+            format!(
+                "Comprehension {} var={} {}",
+                c.kind.name(),
+                c.var,
+                span(c.var_span)
+            )
         }
     }
 }
@@ -166,7 +178,8 @@ mod tests {
 
     #[test]
     fn ast_is_an_indented_tree() {
-        let expr = parse("f(x, 'a') ? l.all(v, v) : {1: [true]}").unwrap_or_else(|d| panic!("{d:?}"));
+        let expr =
+            parse("f(x, 'a') ? l.all(v, v) : {1: [true]}").unwrap_or_else(|d| panic!("{d:?}"));
         let expected = "\
 Ternary @0..37
   cond: Call f @0..9

@@ -63,10 +63,13 @@ fn quoted(text: &str) -> String {
 
 impl Timestamp {
     /// The earliest timestamp, 0001-01-01T00:00:00Z.
-    pub const MIN: Timestamp = Timestamp { nanos: MIN_UNIX_SECS as i128 * NANOS_PER_SEC };
+    pub const MIN: Timestamp = Timestamp {
+        nanos: MIN_UNIX_SECS as i128 * NANOS_PER_SEC,
+    };
     /// The latest timestamp, 9999-12-31T23:59:59.999999999Z.
-    pub const MAX: Timestamp =
-        Timestamp { nanos: MAX_UNIX_SECS as i128 * NANOS_PER_SEC + (NANOS_PER_SEC - 1) };
+    pub const MAX: Timestamp = Timestamp {
+        nanos: MAX_UNIX_SECS as i128 * NANOS_PER_SEC + (NANOS_PER_SEC - 1),
+    };
     /// The Unix epoch, 1970-01-01T00:00:00Z.
     pub const UNIX_EPOCH: Timestamp = Timestamp { nanos: 0 };
 
@@ -115,9 +118,13 @@ impl Duration {
     /// The zero duration.
     pub const ZERO: Duration = Duration { nanos: 0 };
     /// The largest duration, 315576000000.999999999s.
-    pub const MAX: Duration = Duration { nanos: MAX_DURATION_NANOS };
+    pub const MAX: Duration = Duration {
+        nanos: MAX_DURATION_NANOS,
+    };
     /// The smallest duration, -315576000000.999999999s.
-    pub const MIN: Duration = Duration { nanos: -MAX_DURATION_NANOS };
+    pub const MIN: Duration = Duration {
+        nanos: -MAX_DURATION_NANOS,
+    };
 
     /// A duration from nanoseconds; `Overflow` beyond ±(315576000000 s + 999999999 ns), the
     /// protobuf `Duration` range that cel-cpp accepts from `duration('…')`.
@@ -239,7 +246,10 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn new(text: &'a str) -> Cursor<'a> {
-        Cursor { bytes: text.as_bytes(), pos: 0 }
+        Cursor {
+            bytes: text.as_bytes(),
+            pos: 0,
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -306,7 +316,16 @@ fn parse_rfc3339(text: &str) -> Option<Rfc3339> {
         && hour <= 23
         && minute <= 59
         && second <= 59;
-    valid.then_some(Rfc3339 { year, month, day, hour, minute, second, nanos, offset })
+    valid.then_some(Rfc3339 {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        nanos,
+        offset,
+    })
 }
 
 /// An optional `.digits` fraction of a second; digits past the ninth are dropped.
@@ -445,7 +464,11 @@ fn duration_component(rest: &mut &str) -> Option<i128> {
     let text = *rest;
     let int_len = text.bytes().take_while(u8::is_ascii_digit).count();
     // The integer part must fit in i64 (absl rejects more; Go rejects more than 2^63).
-    let int_part: i128 = if int_len == 0 { 0 } else { i64::from_str(&text[..int_len]).ok()?.into() };
+    let int_part: i128 = if int_len == 0 {
+        0
+    } else {
+        i64::from_str(&text[..int_len]).ok()?.into()
+    };
     let mut pos = int_len;
     let (mut frac, mut scale) = (0i128, 1i128);
     if text.as_bytes().get(pos) == Some(&b'.') {
@@ -533,9 +556,13 @@ pub fn format_duration(d: Duration) -> String {
 pub fn ts_sub_ts(a: Timestamp, b: Timestamp) -> Result<Duration, EvalError> {
     let secs = a.unix_seconds() - b.unix_seconds(); // |each| < 2^38: no overflow
     let nanos = i64::from(a.subsec_nanos()) - i64::from(b.subsec_nanos());
-    let scaled = secs.checked_mul(1_000_000_000).ok_or_else(integer_overflow)?;
+    let scaled = secs
+        .checked_mul(1_000_000_000)
+        .ok_or_else(integer_overflow)?;
     let total = scaled.checked_add(nanos).ok_or_else(integer_overflow)?;
-    Ok(Duration { nanos: total.into() })
+    Ok(Duration {
+        nanos: total.into(),
+    })
 }
 
 /// `timestamp + duration` (and `duration + timestamp`): `timestamp overflow` outside year
@@ -555,13 +582,19 @@ pub fn ts_sub_dur(t: Timestamp, d: Duration) -> Result<Timestamp, EvalError> {
 /// `duration + duration`: operands and result in `i64` nanoseconds, else `integer overflow`
 /// (cel-cpp saturates an operand longer than ±2^63 ns instead; we report the overflow).
 pub fn dur_add(a: Duration, b: Duration) -> Result<Duration, EvalError> {
-    let sum = a.nanos_i64()?.checked_add(b.nanos_i64()?).ok_or_else(integer_overflow)?;
+    let sum = a
+        .nanos_i64()?
+        .checked_add(b.nanos_i64()?)
+        .ok_or_else(integer_overflow)?;
     Ok(Duration { nanos: sum.into() })
 }
 
 /// `duration - duration`: operands and result in `i64` nanoseconds, else `integer overflow`.
 pub fn dur_sub(a: Duration, b: Duration) -> Result<Duration, EvalError> {
-    let diff = a.nanos_i64()?.checked_sub(b.nanos_i64()?).ok_or_else(integer_overflow)?;
+    let diff = a
+        .nanos_i64()?
+        .checked_sub(b.nanos_i64()?)
+        .ok_or_else(integer_overflow)?;
     Ok(Duration { nanos: diff.into() })
 }
 
@@ -569,7 +602,9 @@ pub fn dur_sub(a: Duration, b: Duration) -> Result<Duration, EvalError> {
 /// `integer overflow`.
 pub fn dur_neg(d: Duration) -> Result<Duration, EvalError> {
     let negated = d.nanos_i64()?.checked_neg().ok_or_else(integer_overflow)?;
-    Ok(Duration { nanos: negated.into() })
+    Ok(Duration {
+        nanos: negated.into(),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -617,18 +652,27 @@ impl TimePart {
 
     /// The part a CEL method name (`getFullYear`, …, `getMilliseconds`) selects.
     pub fn from_method(name: &str) -> Option<TimePart> {
-        Self::ALL.iter().find(|(_, n)| *n == name).map(|(part, _)| *part)
+        Self::ALL
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(part, _)| *part)
     }
 
     /// The CEL method name of this part.
     pub fn method_name(self) -> &'static str {
-        Self::ALL.iter().find(|(part, _)| *part == self).map_or("", |(_, n)| n)
+        Self::ALL
+            .iter()
+            .find(|(part, _)| *part == self)
+            .map_or("", |(_, n)| n)
     }
 
     /// Whether a duration has this accessor (`getHours`, `getMinutes`, `getSeconds`,
     /// `getMilliseconds`).
     pub fn applies_to_duration(self) -> bool {
-        matches!(self, TimePart::Hours | TimePart::Minutes | TimePart::Seconds | TimePart::Milliseconds)
+        matches!(
+            self,
+            TimePart::Hours | TimePart::Minutes | TimePart::Seconds | TimePart::Milliseconds
+        )
     }
 }
 
@@ -653,7 +697,9 @@ fn parse_zone(tz: &str) -> Result<Zone, EvalError> {
         return Ok(Zone::Fixed(0));
     }
     let Some((hours, minutes)) = tz.split_once(':') else {
-        return Tz::from_str(tz).map(Zone::Named).map_err(|_| invalid_zone(tz));
+        return Tz::from_str(tz)
+            .map(Zone::Named)
+            .map_err(|_| invalid_zone(tz));
     };
     let (negative, hours) = match hours.as_bytes().first() {
         Some(b'-') => (true, &hours[1..]),
@@ -668,7 +714,9 @@ fn parse_zone(tz: &str) -> Result<Zone, EvalError> {
         return Err(invalid_zone(tz));
     };
     // Offsets of billions of hours are accepted by both engines; keep them from overflowing.
-    let secs = h.checked_mul(3600).and_then(|s| s.checked_add(m.checked_mul(60)?));
+    let secs = h
+        .checked_mul(3600)
+        .and_then(|s| s.checked_add(m.checked_mul(60)?));
     let secs = secs.ok_or_else(|| invalid_zone(tz))?;
     Ok(Zone::Fixed(if negative { -secs } else { secs }))
 }
@@ -693,7 +741,11 @@ fn named_offset(tz: Tz, unix_secs: i64) -> i64 {
         }
     }
     match chrono::DateTime::from_timestamp(secs, 0) {
-        Some(utc) => i64::from(tz.offset_from_utc_datetime(&utc.naive_utc()).fix().local_minus_utc()),
+        Some(utc) => i64::from(
+            tz.offset_from_utc_datetime(&utc.naive_utc())
+                .fix()
+                .local_minus_utc(),
+        ),
         None => 0, // unreachable for timestamps in range
     }
 }
@@ -752,91 +804,4 @@ pub fn duration_part(d: Duration, part: TimePart) -> Result<i64, EvalError> {
     };
     // In range by the type's invariant: |seconds| <= 315576000000.
     Ok(value as i64)
-}
-
-/// A calendar or clock component read by the `get*` accessors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TimePart {
-    /// `getFullYear`.
-    FullYear,
-    /// `getMonth` (0-based).
-    Month,
-    /// `getDate` (1-based day of month).
-    Date,
-    /// `getDayOfMonth` (0-based).
-    DayOfMonth,
-    /// `getDayOfWeek` (0 = Sunday).
-    DayOfWeek,
-    /// `getDayOfYear` (0-based).
-    DayOfYear,
-    /// `getHours`.
-    Hours,
-    /// `getMinutes`.
-    Minutes,
-    /// `getSeconds`.
-    Seconds,
-    /// `getMilliseconds`.
-    Milliseconds,
-}
-
-/// `timestamp - timestamp`.
-pub fn ts_sub_ts(a: Timestamp, b: Timestamp) -> Result<Duration, EvalError> {
-    Duration::from_nanos(a.nanos - b.nanos)
-}
-
-/// `timestamp + duration`.
-pub fn ts_add_dur(a: Timestamp, d: Duration) -> Result<Timestamp, EvalError> {
-    Timestamp::from_nanos(a.nanos + d.nanos)
-}
-
-/// `timestamp - duration`.
-pub fn ts_sub_dur(a: Timestamp, d: Duration) -> Result<Timestamp, EvalError> {
-    Timestamp::from_nanos(a.nanos - d.nanos)
-}
-
-/// `duration + duration`.
-pub fn dur_add(a: Duration, b: Duration) -> Result<Duration, EvalError> {
-    Duration::from_nanos(a.nanos + b.nanos)
-}
-
-/// `duration - duration`.
-pub fn dur_sub(a: Duration, b: Duration) -> Result<Duration, EvalError> {
-    Duration::from_nanos(a.nanos - b.nanos)
-}
-
-/// `-duration`.
-pub fn dur_neg(a: Duration) -> Result<Duration, EvalError> {
-    Duration::from_nanos(-a.nanos)
-}
-
-impl Timestamp {
-    /// A timestamp from whole seconds since the epoch.
-    pub fn from_unix_seconds(secs: i64) -> Result<Timestamp, EvalError> {
-        Timestamp::from_nanos(i128::from(secs) * 1_000_000_000)
-    }
-
-    /// Whole seconds since the epoch, rounded down.
-    pub fn unix_seconds(self) -> i64 {
-        self.nanos.div_euclid(1_000_000_000) as i64
-    }
-}
-
-impl TimePart {
-    /// The part read by a CEL accessor method name (`getHours`).
-    pub fn from_method(name: &str) -> Option<TimePart> {
-        let _ = name;
-        None
-    }
-}
-
-/// A timestamp accessor, in UTC or the given time zone.
-pub fn timestamp_part(t: Timestamp, part: TimePart, tz: Option<&str>) -> Result<i64, EvalError> {
-    let _ = (t, part, tz);
-    Err(pending("timestamp accessors"))
-}
-
-/// A duration accessor (`getHours` etc: the whole duration in that unit, truncated).
-pub fn duration_part(d: Duration, part: TimePart) -> Result<i64, EvalError> {
-    let _ = (d, part);
-    Err(pending("duration accessors"))
 }

@@ -1,54 +1,90 @@
-//! `sentinel check`: loads, validates and compiles a config, printing a summary or every
-//! diagnostic.
+//! `sentinel check`: loads, validates and compiles a config, printing a one-screen summary or
+//! every diagnostic.
 
 use super::CmdError;
-use crate::decision::{DecisionSource, Program};
+use crate::rules::Rules;
+use crate::sentinel::config::{self, Config, ConfigFlags};
 use std::io::Write;
 use std::path::Path;
 
-/// Everything a config compiles to.
-#[derive(Debug)]
-pub struct Rules {
-    /// Where the rules came from (`built-in default rules` or the file).
-    pub origin: String,
-    /// The compiled message_decision.
-    pub decision: Program,
+/// Loads and validates the config file (flags and env merged as for `serve`), then compiles
+/// every expression of it.
+pub fn load(flags: &ConfigFlags) -> Result<(Config, Rules), CmdError> {
+    let config = config::load(flags, &config::process_env)?;
+    let rules = Rules::compile(&config)?;
+    Ok((config, rules))
 }
 
-/// Loads and compiles the rules: the config file's when given, else the built-in defaults.
+/// The rules `sentinel eval` uses: the config file's when given (the whole file must
+/// validate), else the built-in defaults.
 pub fn load_rules(config: Option<&Path>) -> Result<Rules, CmdError> {
     match config {
-        None => Ok(Rules {
-            origin: "built-in default rules".into(),
-            decision: Program::compile(&DecisionSource::default_rules())?,
-        }),
-        Some(path) => Err(CmdError::Input {
-            origin: path.display().to_string(),
-            message: "config files are not supported yet".into(),
-        }),
+        None => Ok(Rules::defaults()?),
+        Some(path) => {
+            let flags = ConfigFlags {
+                config: Some(path.to_path_buf()),
+                ..ConfigFlags::default()
+            };
+            Ok(load(&flags)?.1)
+        }
     }
 }
 
 /// Runs `sentinel check`.
-pub fn run(config: Option<&Path>, out: &mut impl Write) -> Result<(), CmdError> {
-    let rules = load_rules(config)?;
-    writeln!(out, "{}: ok", rules.origin)?;
-    writeln!(out, "message_decision:")?;
+pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
+    let (config, rules) = load(flags)?;
+    let path = config::config_path(flags, &config::process_env);
+    writeln!(out, "{}: ok", path.display())?;
+    writeln!(
+        out,
+        "resource_type: {}   poll_interval: {:?}   selector: {}",
+        config.resource_type,
+        config.poll_interval,
+        crate::sentinel::metrics::selector_label(&selector_pairs(&config))
+    )?;
+    let origin = if config.message_decision.is_some() {
+        ""
+    } else {
+        " (default rules)"
+    };
+    writeln!(out, "message_decision{origin}:")?;
+    let width = rules
+        .decision
+        .params
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     for p in &rules.decision.params {
         writeln!(
             out,
-            "  {:<30} {:<10} {}",
+            "  {:<width$}  {:<25}  {}",
             p.name,
             p.expr.ty.to_string(),
             p.source
         )?;
     }
+    let result = &rules.decision;
     writeln!(
         out,
-        "  {:<30} {:<10} {}",
+        "  {:<width$}  {:<25}  {}",
         "result",
-        rules.decision.result.ty.to_string(),
-        rules.decision.result_source
+        result.result.ty.to_string(),
+        result.result_source
     )?;
+    writeln!(out, "message_data:")?;
+    for (path, source, ty) in rules.message_data.leaves() {
+        writeln!(out, "  {path} ({ty}): {source}")?;
+    }
     Ok(())
+}
+
+/// The resource selector as `(label, value)` pairs.
+pub fn selector_pairs(config: &Config) -> Vec<(String, String)> {
+    config
+        .resource_selector
+        .iter()
+        .map(|s| (s.label.clone(), s.value.clone()))
+        .collect()
 }

@@ -24,6 +24,9 @@ pub enum CmdError {
         /// What is wrong.
         message: String,
     },
+    /// The config file is unreadable or invalid.
+    #[error("{0}")]
+    Config(#[from] crate::sentinel::config::ConfigError),
     /// The rules did not compile.
     #[error("{0}")]
     Compile(#[from] crate::decision::CompileError),

@@ -1,0 +1,175 @@
+//! message_data: the CloudEvent `data` object, one CEL expression per leaf, compiled once and
+//! evaluated per published resource with `resource` and `reason` in scope.
+//!
+//! Invariant: evaluation never fails as a whole. As in the Go sentinel, a leaf whose expression
+//! errors or yields null is omitted (and reported to the caller for a warning), and an object
+//! whose leaves are all omitted is omitted too.
+
+use crate::cel::json::{DurationStyle, to_json};
+use crate::cel::typed::TExpr;
+use crate::cel::value::{EvalError, Value};
+use crate::cel::{Activation, Env, eval};
+use crate::decision::{CompileError, ExprDiagnostics, compile_expr};
+use crate::resource::Resource;
+use crate::sentinel::config::MessageData;
+use serde_json::{Map as JsonMap, Value as Json};
+use std::sync::Arc;
+
+/// A compiled message_data tree.
+#[derive(Clone, Debug)]
+pub struct MessageDataProgram {
+    fields: Vec<(String, Node)>,
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf {
+        path: String,
+        source: String,
+        expr: TExpr,
+    },
+    Object(Vec<(String, Node)>),
+}
+
+/// A leaf left out of one event, for the caller's warning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Omitted {
+    /// The dotted path of the leaf (`message_data.region`).
+    pub path: String,
+    /// Why: its error, or `evaluated to null`.
+    pub why: String,
+}
+
+impl MessageDataProgram {
+    /// Compiles every leaf (each sees `resource` and `reason`), reporting every problem.
+    pub fn compile(data: &MessageData) -> Result<MessageDataProgram, CompileError> {
+        let env = Env::message_data();
+        let mut errors = Vec::new();
+        let fields = match data {
+            MessageData::Object(fields) => {
+                compile_fields(fields, "message_data", &env, &mut errors)
+            }
+            MessageData::Leaf(_) => {
+                let mut out = Vec::new();
+                if let Some(node) = compile_node(data, "message_data", &env, &mut errors) {
+                    out.push(("message_data".to_string(), node));
+                }
+                out
+            }
+        };
+        if errors.is_empty() {
+            Ok(MessageDataProgram { fields })
+        } else {
+            Err(CompileError { exprs: errors })
+        }
+    }
+
+    /// The leaves as `(dotted path, source, type)`, in key order, for `sentinel check`.
+    pub fn leaves(&self) -> Vec<(&str, &str, String)> {
+        let mut out = Vec::new();
+        collect_leaves(&self.fields, &mut out);
+        out
+    }
+
+    /// Builds the `data` object for one resource and decision reason. Leaves that error or
+    /// are null are omitted and passed to `omitted`.
+    pub fn evaluate(
+        &self,
+        resource: &Arc<Resource>,
+        reason: &Arc<str>,
+        omitted: &mut dyn FnMut(Omitted),
+    ) -> Json {
+        let act = Activation {
+            resource: Some(resource),
+            reason: Some(reason),
+            ..Activation::default()
+        };
+        Json::Object(eval_fields(&self.fields, &act, omitted))
+    }
+}
+
+fn compile_fields(
+    fields: &[(String, MessageData)],
+    path: &str,
+    env: &Env,
+    errors: &mut Vec<ExprDiagnostics>,
+) -> Vec<(String, Node)> {
+    fields
+        .iter()
+        .filter_map(|(key, value)| {
+            let child = format!("{path}.{key}");
+            compile_node(value, &child, env, errors).map(|node| (key.clone(), node))
+        })
+        .collect()
+}
+
+fn compile_node(
+    data: &MessageData,
+    path: &str,
+    env: &Env,
+    errors: &mut Vec<ExprDiagnostics>,
+) -> Option<Node> {
+    match data {
+        MessageData::Leaf(source) => match compile_expr(source, env, path.to_string()) {
+            Ok(expr) => Some(Node::Leaf {
+                path: path.to_string(),
+                source: source.clone(),
+                expr,
+            }),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        },
+        MessageData::Object(fields) => {
+            Some(Node::Object(compile_fields(fields, path, env, errors)))
+        }
+    }
+}
+
+fn collect_leaves<'a>(fields: &'a [(String, Node)], out: &mut Vec<(&'a str, &'a str, String)>) {
+    for (_, node) in fields {
+        match node {
+            Node::Leaf { path, source, expr } => out.push((path, source, expr.ty.to_string())),
+            Node::Object(children) => collect_leaves(children, out),
+        }
+    }
+}
+
+fn eval_fields(
+    fields: &[(String, Node)],
+    act: &Activation<'_>,
+    omitted: &mut dyn FnMut(Omitted),
+) -> JsonMap<String, Json> {
+    let mut obj = JsonMap::with_capacity(fields.len());
+    for (key, node) in fields {
+        let value = match node {
+            Node::Leaf { path, expr, .. } => match eval(expr, act) {
+                Ok(Value::Null) => {
+                    omitted(Omitted {
+                        path: path.clone(),
+                        why: "evaluated to null".into(),
+                    });
+                    continue;
+                }
+                Ok(v) => to_json(&v, DurationStyle::Nanos),
+                Err(EvalError { message, .. }) => {
+                    omitted(Omitted {
+                        path: path.clone(),
+                        why: message,
+                    });
+                    continue;
+                }
+            },
+            Node::Object(children) => {
+                let nested = eval_fields(children, act, omitted);
+                if nested.is_empty() {
+                    continue;
+                }
+                Json::Object(nested)
+            }
+        };
+        obj.insert(key.clone(), value);
+    }
+    obj
+}

@@ -1,0 +1,260 @@
+//! The scalar settings that flags and env vars can override: their dotted paths, flags, env vars
+//! and value kinds, and the one parser that turns text into a value of a kind.
+//!
+//! Invariant: [`SPECS`] is indexed by [`Key`] (`SPECS[key as usize].key == key`), checked by a
+//! unit test.
+
+use super::flags::parse_go_bool;
+use crate::cel::time::parse_duration;
+
+/// An overridable scalar setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Key {
+    DebugConfig,
+    Name,
+    LogLevel,
+    LogFormat,
+    LogOutput,
+    BaseUrl,
+    ApiVersion,
+    Timeout,
+    PageSize,
+    TokenPath,
+    TokenCacheTtl,
+    Topic,
+    ResourceType,
+    PollInterval,
+    TracingEnabled,
+}
+
+/// How many [`Key`]s there are.
+pub(super) const N_KEYS: usize = 15;
+
+/// The type of a scalar setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Text,
+    Bool,
+    Int,
+    Duration,
+}
+
+/// A scalar setting's value, before range checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Scalar {
+    Text(String),
+    Bool(bool),
+    Int(i64),
+    /// A duration in nanoseconds; may be negative until validated.
+    Nanos(i128),
+}
+
+/// Where a [`Key`] lives and how it is set.
+pub(super) struct KeySpec {
+    pub key: Key,
+    /// Dotted path in the file.
+    pub path: &'static str,
+    pub kind: Kind,
+    /// The long flag, with dashes, if there is one.
+    pub flag: Option<&'static str>,
+    pub env: &'static str,
+}
+
+const fn spec(
+    key: Key,
+    path: &'static str,
+    kind: Kind,
+    flag: Option<&'static str>,
+    env: &'static str,
+) -> KeySpec {
+    KeySpec {
+        key,
+        path,
+        kind,
+        flag,
+        env,
+    }
+}
+
+/// Every [`Key`], in declaration order.
+pub(super) static SPECS: [KeySpec; N_KEYS] = [
+    spec(
+        Key::DebugConfig,
+        "debug_config",
+        Kind::Bool,
+        Some("--debug-config"),
+        "HYPERFLEET_DEBUG_CONFIG",
+    ),
+    spec(
+        Key::Name,
+        "sentinel.name",
+        Kind::Text,
+        Some("--name"),
+        "HYPERFLEET_SENTINEL_NAME",
+    ),
+    spec(
+        Key::LogLevel,
+        "log.level",
+        Kind::Text,
+        Some("--log-level"),
+        "HYPERFLEET_LOG_LEVEL",
+    ),
+    spec(
+        Key::LogFormat,
+        "log.format",
+        Kind::Text,
+        Some("--log-format"),
+        "HYPERFLEET_LOG_FORMAT",
+    ),
+    spec(
+        Key::LogOutput,
+        "log.output",
+        Kind::Text,
+        Some("--log-output"),
+        "HYPERFLEET_LOG_OUTPUT",
+    ),
+    spec(
+        Key::BaseUrl,
+        "clients.hyperfleet_api.base_url",
+        Kind::Text,
+        Some("--hyperfleet-api-base-url"),
+        "HYPERFLEET_API_BASE_URL",
+    ),
+    spec(
+        Key::ApiVersion,
+        "clients.hyperfleet_api.version",
+        Kind::Text,
+        Some("--hyperfleet-api-version"),
+        "HYPERFLEET_API_VERSION",
+    ),
+    spec(
+        Key::Timeout,
+        "clients.hyperfleet_api.timeout",
+        Kind::Duration,
+        Some("--hyperfleet-api-timeout"),
+        "HYPERFLEET_API_TIMEOUT",
+    ),
+    spec(
+        Key::PageSize,
+        "clients.hyperfleet_api.page_size",
+        Kind::Int,
+        Some("--hyperfleet-api-page-size"),
+        "HYPERFLEET_API_PAGE_SIZE",
+    ),
+    spec(
+        Key::TokenPath,
+        "clients.hyperfleet_api.auth.token_path",
+        Kind::Text,
+        None,
+        "HYPERFLEET_API_AUTH_TOKEN_PATH",
+    ),
+    spec(
+        Key::TokenCacheTtl,
+        "clients.hyperfleet_api.auth.token_cache_ttl",
+        Kind::Duration,
+        None,
+        "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
+    ),
+    spec(
+        Key::Topic,
+        "clients.broker.topic",
+        Kind::Text,
+        Some("--broker-topic"),
+        "HYPERFLEET_BROKER_TOPIC",
+    ),
+    spec(
+        Key::ResourceType,
+        "resource_type",
+        Kind::Text,
+        Some("--resource-type"),
+        "HYPERFLEET_RESOURCE_TYPE",
+    ),
+    spec(
+        Key::PollInterval,
+        "poll_interval",
+        Kind::Duration,
+        Some("--poll-interval"),
+        "HYPERFLEET_POLL_INTERVAL",
+    ),
+    spec(
+        Key::TracingEnabled,
+        "tracing_enabled",
+        Kind::Bool,
+        Some("--tracing-enabled"),
+        "HYPERFLEET_TRACING_ENABLED",
+    ),
+];
+
+impl Key {
+    /// Where this key lives and how it is set.
+    pub(super) fn spec(self) -> &'static KeySpec {
+        &SPECS[self as usize]
+    }
+
+    /// Dotted path in the file.
+    pub(super) fn path(self) -> &'static str {
+        self.spec().path
+    }
+}
+
+/// What a duration looks like, for messages.
+pub(super) const DURATION_HINT: &str = "a duration such as \"5s\", \"1m30s\" or \"300ms\"";
+
+/// Parses the text of a flag, env var or YAML string as a value of `kind`. Errors are the
+/// expectation, for messages. Non-text kinds ignore surrounding spaces.
+pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
+    match kind {
+        Kind::Text => Ok(Scalar::Text(text.to_string())),
+        Kind::Bool => parse_go_bool(text.trim())
+            .map(Scalar::Bool)
+            .ok_or_else(|| expectation(kind)),
+        Kind::Int => text
+            .trim()
+            .parse::<i64>()
+            .map(Scalar::Int)
+            .map_err(|_| expectation(kind)),
+        Kind::Duration => parse_go_duration(text.trim())
+            .map(Scalar::Nanos)
+            .ok_or_else(|| expectation(kind)),
+    }
+}
+
+/// What a value of `kind` looks like, for messages: `expected …`.
+pub(super) fn expectation(kind: Kind) -> String {
+    match kind {
+        Kind::Text => "expected a string".to_string(),
+        Kind::Bool => "expected a boolean (true, false, 1, 0, t or f)".to_string(),
+        Kind::Int => "expected an integer".to_string(),
+        Kind::Duration => format!("expected {DURATION_HINT}"),
+    }
+}
+
+/// A Go duration string (`0`, `5s`, `1m30s`, `-1.5h`) in nanoseconds.
+fn parse_go_duration(text: &str) -> Option<i128> {
+    parse_duration(text).ok().map(|d| d.nanos())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_indexed_by_key() {
+        for (i, spec) in SPECS.iter().enumerate() {
+            assert_eq!(spec.key as usize, i, "{}", spec.path);
+        }
+    }
+
+    #[test]
+    fn parse_text_by_kind() {
+        assert_eq!(parse_text(Kind::Int, " 42 "), Ok(Scalar::Int(42)));
+        assert!(parse_text(Kind::Int, "4x").is_err());
+        assert_eq!(parse_text(Kind::Bool, "T"), Ok(Scalar::Bool(true)));
+        assert!(parse_text(Kind::Bool, "yes").is_err());
+        assert_eq!(parse_text(Kind::Duration, "0"), Ok(Scalar::Nanos(0)));
+        assert_eq!(
+            parse_text(Kind::Text, " a "),
+            Ok(Scalar::Text(" a ".into()))
+        );
+    }
+}

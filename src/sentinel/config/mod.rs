@@ -1,0 +1,444 @@
+//! The sentinel's configuration: YAML file + `HYPERFLEET_*` env vars + command-line flags, merged
+//! and validated into a [`Config`], and [`dump`]ed back to YAML.
+//!
+//! Takes: the flags of `serve`/`config-dump` ([`ConfigFlags`]), an env lookup and the config file
+//! (`--config`, else `HYPERFLEET_CONFIG`, else [`DEFAULT_CONFIG_FILE`]). Gives: a [`Config`] whose
+//! every field is valid, or a [`ConfigError`] that names the file and the place of every problem.
+//!
+//! Precedence, field by field: a flag given on the command line > a non-empty env var > the file >
+//! the default. CEL text (`message_data` leaves, `message_decision`) is checked for shape only; the
+//! `decision` module compiles it.
+//!
+//! Invariant: bad input never panics, and all problems of a file are reported together rather
+//! than the first one only.
+//!
+//! Where the Go sentinel is loose or silent, this module decides as follows (an operator replacing
+//! the Go binary should find every working config still working, and a few broken ones rejected
+//! with a clear message instead of misbehaving):
+//! - Booleans in env vars and in the file accept what Go's `strconv.ParseBool` accepts
+//!   (`1 t T TRUE true True 0 f F FALSE false False`), surrounding spaces trimmed.
+//! - Like Go's viper/mapstructure decoding, a string field accepts any YAML scalar (`version: 1`
+//!   is `"1"`), an integer field accepts a numeric string (`page_size: "50"`), and a boolean field
+//!   accepts the strings above. Mappings and sequences where a scalar belongs are errors.
+//! - Durations are Go duration strings (`5s`, `1m30s`, `1.5h`, `300ms`). A YAML number is rejected
+//!   (Go would silently read `poll_interval: 5` as 5 nanoseconds), except `0`, which has no unit
+//!   to get wrong.
+//! - A key with a null value (`poll_interval:` left blank) counts as absent and takes its default,
+//!   as in Go, except inside `message_data`, where a null leaf is an error.
+//! - `log.level`, `log.format` and `log.output` are matched case-insensitively with surrounding
+//!   spaces trimmed, and an empty value means the default, as in Go's logger.
+//! - `tracing_enabled` defaults to `true`, as in the Go binary (its docs say `false`).
+//! - `resource_type` and `clients.hyperfleet_api.version` must each be one URL path segment of
+//!   RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`, not `.` or `..`): they are pasted into
+//!   request paths.
+//! - `clients.hyperfleet_api.base_url` may carry a path prefix but neither a query nor a fragment;
+//!   surrounding spaces and trailing slashes are removed.
+//! - A `resource_selector` entry needs a non-empty `label` (Go silently skipped such entries);
+//!   `value` may be empty.
+//! - Setting `HYPERFLEET_API_AUTH_TOKEN_PATH` or `HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL` turns
+//!   `clients.hyperfleet_api.auth` on, as in Go; `auth:` left null counts as absent.
+
+mod dump;
+mod flags;
+mod keys;
+mod schema;
+mod validate;
+
+pub use dump::{dump, go_duration_string};
+pub use flags::{ConfigFlags, parse_go_bool};
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the config file is read from when neither `--config` nor `HYPERFLEET_CONFIG` is given.
+pub const DEFAULT_CONFIG_FILE: &str = "/etc/hyperfleet/config.yaml";
+
+/// The env var naming the config file.
+pub const CONFIG_ENV: &str = "HYPERFLEET_CONFIG";
+
+/// The merged, validated configuration of one sentinel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `sentinel`: identity of this sentinel.
+    pub sentinel: SentinelConfig,
+    /// `resource_type`: the collection polled, one URL path segment (`clusters`, `nodepools`).
+    pub resource_type: String,
+    /// `poll_interval`: time between polls; positive. Default 5s.
+    pub poll_interval: Duration,
+    /// `resource_selector`: label filters sent to the API, in authored order; empty = all.
+    pub resource_selector: Vec<LabelSelector>,
+    /// `clients`: the HyperFleet API client and the broker.
+    pub clients: Clients,
+    /// `log`: level, format and destination of the daemon's logs.
+    pub log: LogConfig,
+    /// `message_data`: the CloudEvent `data` payload, as CEL expressions.
+    pub message_data: MessageData,
+    /// `message_decision`: the publish rule; `None` when the file has none (the `decision` module
+    /// then uses its built-in default).
+    pub message_decision: Option<MessageDecisionConfig>,
+    /// `debug_config`: log the merged configuration at startup. Default false.
+    pub debug_config: bool,
+    /// `tracing_enabled`: OpenTelemetry tracing switch, accepted for compatibility. Default true.
+    pub tracing_enabled: bool,
+}
+
+/// `sentinel`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentinelConfig {
+    /// `sentinel.name`: component name, sent as the CloudEvent source. Default
+    /// `hyperfleet-sentinel`; never empty.
+    pub name: String,
+}
+
+/// One `resource_selector` entry: resources must carry label `label` with value `value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// The label key; never empty.
+    pub label: String,
+    /// The required value; may be empty.
+    pub value: String,
+}
+
+/// `clients`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clients {
+    /// `clients.hyperfleet_api`.
+    pub hyperfleet_api: ApiConfig,
+    /// `clients.broker`.
+    pub broker: BrokerClient,
+}
+
+/// `clients.hyperfleet_api`: how to reach the HyperFleet API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiConfig {
+    /// `base_url`: `http` or `https` URL with a host, no query or fragment, no trailing `/`.
+    pub base_url: String,
+    /// `version`: API version path segment. Default `v1`.
+    pub version: String,
+    /// `timeout`: per-request timeout; positive. Default 10s.
+    pub timeout: Duration,
+    /// `page_size`: resources per page, 1..=500. Default 20.
+    pub page_size: u32,
+    /// `auth`: bearer-token authentication, when configured.
+    pub auth: Option<AuthConfig>,
+}
+
+/// `clients.hyperfleet_api.auth`: a bearer token read from a file (a projected service account
+/// token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// `token_path`: absolute path of the token file.
+    pub token_path: PathBuf,
+    /// `token_cache_ttl`: how long a read token is reused; zero means read it for every request.
+    /// Default 0.
+    pub token_cache_ttl: Duration,
+}
+
+/// `clients.broker`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerClient {
+    /// `topic`: where events are published. Default empty.
+    pub topic: String,
+}
+
+/// `log`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `log.level`. Default info.
+    pub level: LogLevel,
+    /// `log.format`. Default json.
+    pub format: LogFormat,
+    /// `log.output`. Default stdout.
+    pub output: LogOutput,
+}
+
+/// `log.level`: the least severe level written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// `debug`.
+    Debug,
+    /// `info`.
+    Info,
+    /// `warn` (also spelled `warning`).
+    Warn,
+    /// `error`.
+    Error,
+}
+
+/// `log.format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// `json`: one JSON object per line.
+    Json,
+    /// `text`: human-readable lines.
+    Text,
+}
+
+/// `log.output`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogOutput {
+    /// `stdout`.
+    Stdout,
+    /// `stderr`.
+    Stderr,
+}
+
+impl LogLevel {
+    /// The canonical spelling, as written by [`dump`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+}
+
+impl LogFormat {
+    /// The canonical spelling, as written by [`dump`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogFormat::Json => "json",
+            LogFormat::Text => "text",
+        }
+    }
+}
+
+impl LogOutput {
+    /// The canonical spelling, as written by [`dump`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogOutput::Stdout => "stdout",
+            LogOutput::Stderr => "stderr",
+        }
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for LogFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for LogOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `message_data`: a tree whose leaves are CEL source text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageData {
+    /// CEL source text. A YAML number or boolean leaf becomes its CEL literal text (`5`, `1.5`,
+    /// `true`; an integer above `i64::MAX` gets a `u` suffix).
+    Leaf(String),
+    /// A nested object, sorted by key (byte order); never empty. Keys keep their case.
+    Object(Vec<(String, MessageData)>),
+}
+
+/// `message_decision`: named params evaluated in authored order, then the boolean result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MessageDecisionConfig {
+    /// `params`, in authored order; names are non-empty and unique, expressions non-empty.
+    pub params: Vec<ParamConfig>,
+    /// `result`: a non-empty CEL expression.
+    pub result: String,
+}
+
+/// One `message_decision.params` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamConfig {
+    /// `name`: the variable later expressions use.
+    pub name: String,
+    /// `expr`: CEL source text.
+    pub expr: String,
+}
+
+/// One thing wrong with a configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Dotted path of the offending key (`clients.hyperfleet_api.base_url`,
+    /// `message_decision.params[2].name`); empty when the whole document is wrong.
+    pub path: String,
+    /// What is wrong: lowercase, no trailing period.
+    pub message: String,
+    /// The flag or env var the value came from, when it did not come from the file.
+    pub source: Option<String>,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.path.is_empty() {
+            write!(f, "{}: ", self.path)?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(source) = &self.source {
+            write!(f, " (set by {source})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A line and column in the config file, both 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineCol {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl fmt::Display for LineCol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// Why a configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {file}: {source}")]
+    Unreadable {
+        /// The path as given.
+        file: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not well-formed YAML.
+    #[error("{}: invalid YAML: {message}", located(.file, .position))]
+    Syntax {
+        /// The path as given.
+        file: String,
+        /// Where the parser stopped, when it says.
+        position: Option<LineCol>,
+        /// The parser's message, without the position.
+        message: String,
+    },
+    /// The file parsed but its content is wrong; one line per problem.
+    #[error("{}", render_problems(.file, .problems))]
+    Invalid {
+        /// The path as given.
+        file: String,
+        /// Every problem found, in document order as far as it is known.
+        problems: Vec<Problem>,
+    },
+    /// A flag or env var holds a value of the wrong type (a bad duration, integer or boolean).
+    #[error("invalid value {value:?} for {name}: {reason}")]
+    BadValue {
+        /// The flag (`--poll-interval`) or env var (`HYPERFLEET_POLL_INTERVAL`).
+        name: String,
+        /// The value given.
+        value: String,
+        /// What was expected.
+        reason: String,
+    },
+}
+
+fn located(file: &str, position: &Option<LineCol>) -> String {
+    match position {
+        Some(p) => format!("{file}:{p}"),
+        None => file.to_string(),
+    }
+}
+
+fn render_problems(file: &str, problems: &[Problem]) -> String {
+    let lines: Vec<String> = problems.iter().map(|p| format!("{file}: {p}")).collect();
+    lines.join("\n")
+}
+
+/// Reads an env var from the process environment; a value that is not UTF-8 counts as unset.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The config file to read: `--config`, else a non-empty `HYPERFLEET_CONFIG`, else
+/// [`DEFAULT_CONFIG_FILE`].
+pub fn config_path(flags: &ConfigFlags, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    if let Some(path) = &flags.config {
+        return path.clone();
+    }
+    match env(CONFIG_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => PathBuf::from(path),
+        None => PathBuf::from(DEFAULT_CONFIG_FILE),
+    }
+}
+
+/// Loads the configuration: reads the file named by [`config_path`], merges env vars (looked up
+/// with `env`, e.g. [`process_env`]) and flags over it, and validates the result.
+pub fn load(
+    flags: &ConfigFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let path = config_path(flags, env);
+    let overrides = flags::resolve(flags, env)?;
+    let file = path.display().to_string();
+    let text = read_file(&path, &file)?;
+    merge(&text, &file, overrides)
+}
+
+/// Like [`load`], with the file's content given as `yaml` and its name for messages as
+/// `file_name`; `flags.config` and `HYPERFLEET_CONFIG` are ignored.
+pub fn load_str(
+    yaml: &str,
+    file_name: &str,
+    flags: &ConfigFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let overrides = flags::resolve(flags, env)?;
+    merge(yaml, file_name, overrides)
+}
+
+fn read_file(path: &Path, file: &str) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+        file: file.to_string(),
+        source,
+    })
+}
+
+fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Config, ConfigError> {
+    let document = parse_yaml(yaml, file)?;
+    let mut problems = Vec::new();
+    let mut raw = schema::read(&document, &mut problems);
+    for o in overrides {
+        raw.set_override(o);
+    }
+    match validate::build(&raw, &mut problems) {
+        Some(config) if problems.is_empty() => Ok(config),
+        _ => Err(ConfigError::Invalid {
+            file: file.to_string(),
+            problems,
+        }),
+    }
+}
+
+/// Parses YAML text into a value with `<<` merge keys applied.
+fn parse_yaml(yaml: &str, file: &str) -> Result<serde_yaml::Value, ConfigError> {
+    let syntax = |e: serde_yaml::Error| {
+        let position = e.location().map(|l| LineCol {
+            line: l.line(),
+            column: l.column(),
+        });
+        let mut message = e.to_string();
+        if let Some(p) = position {
+            // serde_yaml appends the position to its message; it is already in the prefix.
+            message = message.replacen(&format!(" at line {} column {}", p.line, p.column), "", 1);
+        }
+        ConfigError::Syntax {
+            file: file.to_string(),
+            position,
+            message,
+        }
+    };
+    let mut document: serde_yaml::Value = serde_yaml::from_str(yaml).map_err(syntax)?;
+    document.apply_merge().map_err(syntax)?;
+    Ok(document)
+}

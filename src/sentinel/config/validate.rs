@@ -1,0 +1,360 @@
+//! From [`Raw`] to [`Config`]: defaults filled in, required settings present, values in range.
+//!
+//! Invariant: a problem about a setting set by a flag or env var names that flag or env var, and
+//! a setting that already has a type problem is not reported again as missing.
+
+use super::dump::signed_go_duration;
+use super::keys::{Key, Scalar};
+use super::schema::Raw;
+use super::{
+    ApiConfig, AuthConfig, BrokerClient, Clients, Config, LogConfig, LogFormat, LogLevel,
+    LogOutput, Problem, SentinelConfig,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const DEFAULT_NAME: &str = "hyperfleet-sentinel";
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
+const DEFAULT_VERSION: &str = "v1";
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_PAGE_SIZE: i64 = 20;
+const MAX_PAGE_SIZE: i64 = 500;
+
+/// Builds the configuration, adding what is wrong to `problems`. The result is meaningful only
+/// when `problems` is empty.
+pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
+    let mut c = Checker { raw, problems };
+    let sentinel = SentinelConfig { name: c.name() };
+    let resource_type = c.resource_type();
+    let poll_interval = c.positive(Key::PollInterval, DEFAULT_POLL_INTERVAL);
+    let hyperfleet_api = c.api();
+    let topic = c.text(Key::Topic).unwrap_or_default();
+    let log = c.log();
+    let message_data = c.message_data();
+    Some(Config {
+        sentinel,
+        resource_type,
+        poll_interval,
+        resource_selector: raw.resource_selector.clone(),
+        clients: Clients {
+            hyperfleet_api,
+            broker: BrokerClient { topic },
+        },
+        log,
+        message_data: message_data?,
+        message_decision: raw.message_decision.clone(),
+        debug_config: c.flag(Key::DebugConfig).unwrap_or(false),
+        tracing_enabled: c.flag(Key::TracingEnabled).unwrap_or(true),
+    })
+}
+
+/// Whether `text` is one URL path segment of RFC 3986 unreserved characters.
+fn is_path_segment(text: &str) -> bool {
+    let unreserved = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+    !text.is_empty() && text != "." && text != ".." && text.chars().all(unreserved)
+}
+
+/// Checks a base URL and returns it without surrounding spaces and trailing slashes.
+fn check_base_url(text: &str) -> Result<String, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err("must not be empty".to_string());
+    }
+    let url =
+        reqwest::Url::parse(trimmed).map_err(|e| format!("not a valid URL ({e}): {text:?}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("must be an http or https URL, got {text:?}"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("must name a host, got {text:?}"));
+    }
+    if url.query().is_some() {
+        return Err(format!("must not have a query, got {text:?}"));
+    }
+    if url.fragment().is_some() {
+        return Err(format!("must not have a fragment, got {text:?}"));
+    }
+    Ok(trimmed.trim_end_matches('/').to_string())
+}
+
+/// A non-negative nanosecond count as a [`Duration`].
+fn to_duration(nanos: i128) -> Duration {
+    const NANOS_PER_SEC: i128 = 1_000_000_000;
+    let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
+    let sub = u32::try_from(nanos % NANOS_PER_SEC).unwrap_or(0);
+    Duration::new(secs, sub)
+}
+
+struct Checker<'a> {
+    raw: &'a Raw,
+    problems: &'a mut Vec<Problem>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, key: Key, message: impl Into<String>) {
+        let source = self.raw.source(key).map(str::to_string);
+        self.problems.push(Problem {
+            path: key.path().to_string(),
+            message: message.into(),
+            source,
+        });
+    }
+
+    fn has_problem(&self, path: &str) -> bool {
+        self.problems.iter().any(|p| p.path == path)
+    }
+
+    /// Reports a missing required setting, saying where it can be set.
+    fn required(&mut self, key: Key) {
+        if self.has_problem(key.path()) {
+            return;
+        }
+        let spec = key.spec();
+        let how = match spec.flag {
+            Some(flag) => format!("set it in the file, with {flag} or with {}", spec.env),
+            None => format!("set it in the file or with {}", spec.env),
+        };
+        self.report(key, format!("required; {how}"));
+    }
+
+    fn text(&self, key: Key) -> Option<String> {
+        match self.raw.scalar(key) {
+            Some(Scalar::Text(text)) => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn flag(&self, key: Key) -> Option<bool> {
+        match self.raw.scalar(key) {
+            Some(Scalar::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
+    fn nanos(&self, key: Key) -> Option<i128> {
+        match self.raw.scalar(key) {
+            Some(Scalar::Nanos(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn name(&mut self) -> String {
+        let name = self
+            .text(Key::Name)
+            .unwrap_or_else(|| DEFAULT_NAME.to_string());
+        if name.trim().is_empty() {
+            self.report(Key::Name, "must not be empty");
+        }
+        name
+    }
+
+    /// A required path segment (`resource_type`), or an optional one with a default.
+    fn segment(&mut self, key: Key, default: Option<&str>) -> String {
+        let Some(text) = self.text(key).or_else(|| default.map(str::to_string)) else {
+            self.required(key);
+            return String::new();
+        };
+        if text.is_empty() {
+            self.report(key, "must not be empty");
+        } else if !is_path_segment(&text) {
+            let message = format!(
+                "must be one URL path segment of letters, digits, `-`, `.`, `_` or `~`, got {text:?}"
+            );
+            self.report(key, message);
+        }
+        text
+    }
+
+    fn resource_type(&mut self) -> String {
+        self.segment(Key::ResourceType, None)
+    }
+
+    fn positive(&mut self, key: Key, default: Duration) -> Duration {
+        match self.nanos(key) {
+            None => default,
+            Some(n) if n <= 0 => {
+                self.report(
+                    key,
+                    format!("must be positive, got {}", signed_go_duration(n)),
+                );
+                default
+            }
+            Some(n) => to_duration(n),
+        }
+    }
+
+    fn api(&mut self) -> ApiConfig {
+        let base_url = match self.text(Key::BaseUrl) {
+            None => {
+                self.required(Key::BaseUrl);
+                String::new()
+            }
+            Some(text) => check_base_url(&text).unwrap_or_else(|message| {
+                self.report(Key::BaseUrl, message);
+                String::new()
+            }),
+        };
+        let version = self.segment(Key::ApiVersion, Some(DEFAULT_VERSION));
+        let timeout = self.positive(Key::Timeout, DEFAULT_TIMEOUT);
+        ApiConfig {
+            base_url,
+            version,
+            timeout,
+            page_size: self.page_size(),
+            auth: self.auth(),
+        }
+    }
+
+    fn page_size(&mut self) -> u32 {
+        let size = match self.raw.scalar(Key::PageSize) {
+            Some(Scalar::Int(n)) => *n,
+            _ => DEFAULT_PAGE_SIZE,
+        };
+        if !(1..=MAX_PAGE_SIZE).contains(&size) {
+            self.report(
+                Key::PageSize,
+                format!("must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
+            );
+        }
+        u32::try_from(size).unwrap_or(0)
+    }
+
+    fn auth(&mut self) -> Option<AuthConfig> {
+        if !self.raw.auth_present {
+            return None;
+        }
+        let token_path = match self.text(Key::TokenPath) {
+            None => {
+                self.required(Key::TokenPath);
+                PathBuf::new()
+            }
+            Some(path) if path.trim().is_empty() => {
+                self.report(Key::TokenPath, "must not be empty");
+                PathBuf::new()
+            }
+            Some(path) => {
+                if !std::path::Path::new(&path).is_absolute() {
+                    self.report(
+                        Key::TokenPath,
+                        format!("must be an absolute path, got {path:?}"),
+                    );
+                }
+                PathBuf::from(path)
+            }
+        };
+        let ttl = self.nanos(Key::TokenCacheTtl).unwrap_or(0);
+        if ttl < 0 {
+            let message = format!("must not be negative, got {}", signed_go_duration(ttl));
+            self.report(Key::TokenCacheTtl, message);
+        }
+        Some(AuthConfig {
+            token_path,
+            token_cache_ttl: to_duration(ttl.max(0)),
+        })
+    }
+
+    fn log(&mut self) -> LogConfig {
+        let level = self.choice(
+            Key::LogLevel,
+            LogLevel::Info,
+            "debug, info, warn, error",
+            |s| match s {
+                "debug" => Some(LogLevel::Debug),
+                "info" => Some(LogLevel::Info),
+                "warn" | "warning" => Some(LogLevel::Warn),
+                "error" => Some(LogLevel::Error),
+                _ => None,
+            },
+        );
+        let format = self.choice(Key::LogFormat, LogFormat::Json, "json, text", |s| match s {
+            "json" => Some(LogFormat::Json),
+            "text" => Some(LogFormat::Text),
+            _ => None,
+        });
+        let output = self.choice(
+            Key::LogOutput,
+            LogOutput::Stdout,
+            "stdout, stderr",
+            |s| match s {
+                "stdout" => Some(LogOutput::Stdout),
+                "stderr" => Some(LogOutput::Stderr),
+                _ => None,
+            },
+        );
+        LogConfig {
+            level,
+            format,
+            output,
+        }
+    }
+
+    /// One of a few words, matched case-insensitively without surrounding spaces; empty means
+    /// the default.
+    fn choice<T: Copy>(
+        &mut self,
+        key: Key,
+        default: T,
+        words: &str,
+        pick: impl Fn(&str) -> Option<T>,
+    ) -> T {
+        let Some(text) = self.text(key) else {
+            return default;
+        };
+        let word = text.trim().to_ascii_lowercase();
+        if word.is_empty() {
+            return default;
+        }
+        pick(&word).unwrap_or_else(|| {
+            self.report(key, format!("must be one of {words}, got {text:?}"));
+            default
+        })
+    }
+
+    fn message_data(&mut self) -> Option<super::MessageData> {
+        if self.raw.message_data.is_none() && !self.has_problem("message_data") {
+            self.problems.push(Problem {
+                path: "message_data".to_string(),
+                message: "required; a mapping of CloudEvent data keys to CEL expressions"
+                    .to_string(),
+                source: None,
+            });
+        }
+        self.raw.message_data.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_segments() {
+        assert!(is_path_segment("clusters"));
+        assert!(is_path_segment("node-pools_v1.2~x"));
+        for bad in ["", ".", "..", "a/b", "a b", "a?b", "%2F", "é"] {
+            assert!(!is_path_segment(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn base_urls() {
+        assert_eq!(
+            check_base_url("http://api:8000/").as_deref(),
+            Ok("http://api:8000")
+        );
+        assert_eq!(
+            check_base_url(" https://h/prefix// ").as_deref(),
+            Ok("https://h/prefix")
+        );
+        for bad in [
+            "",
+            "api:8000",
+            "ftp://h",
+            "http://h/?a=1",
+            "http://h#x",
+            "/relative",
+        ] {
+            assert!(check_base_url(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The poll loop: every poll_interval, list the resources page by page, decide for each with the
+//! compiled rules, and publish a CloudEvent for each one due.
+//!
+//! Invariants: cycles never overlap (an overrun starts the next at once); `now` is taken once per
+//! cycle; pages are evaluated as they arrive, so memory does not grow with the fleet; events are
+//! published in the order resources arrive; a resource is published at most once per cycle.
+
+use super::api::{ApiClient, ApiError};
+use super::broker::Publisher;
+use super::event::Event;
+use super::health::HealthState;
+use super::metrics::Metrics;
+use crate::cel::time::Timestamp;
+use crate::resource::Resource;
+use crate::rules::Rules;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tracing::{debug, error, info, warn};
+
+/// Everything one sentinel loop needs.
+pub struct Daemon {
+    /// `clusters`, `nodepools`, …
+    pub resource_type: String,
+    /// The label search built from resource_selector, if any.
+    pub search: Option<String>,
+    /// The broker topic (for logs and metrics).
+    pub topic: String,
+    /// How often a cycle starts.
+    pub poll_interval: Duration,
+    /// The compiled rules.
+    pub rules: Arc<Rules>,
+    /// The HyperFleet API client.
+    pub api: ApiClient,
+    /// Where events go.
+    pub publisher: Publisher,
+    /// Prometheus metrics.
+    pub metrics: Metrics,
+    /// What /healthz and /readyz report.
+    pub health: Arc<HealthState>,
+}
+
+/// What one cycle did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CycleReport {
+    /// Resources evaluated.
+    pub total: usize,
+    /// Events published (acknowledged when confirms are on).
+    pub published: usize,
+    /// Resources skipped by the rules (or for an empty id).
+    pub skipped: usize,
+    /// Resources due whose publish failed.
+    pub failed: usize,
+    /// Whether every page was fetched (a fetch error or shutdown abandons the cycle).
+    pub completed: bool,
+}
+
+/// The current wall-clock time as a CEL timestamp.
+pub fn wall_clock() -> Timestamp {
+    crate::cmd::now()
+}
+
+impl Daemon {
+    /// Runs cycles until `shutdown` turns true, then closes the publisher (waiting a bounded
+    /// time for outstanding confirms).
+    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+        info!(subset = %self.resource_type, topic = %self.topic,
+            "Starting sentinel resource_type={} poll_interval={:?}", self.resource_type, self.poll_interval);
+        loop {
+            let started = Instant::now();
+            self.cycle(wall_clock(), &mut shutdown).await;
+            if *shutdown.borrow() {
+                break;
+            }
+            let next = tokio::time::Instant::from_std(started + self.poll_interval);
+            tokio::select! {
+                _ = tokio::time::sleep_until(next) => {}
+                _ = shutdown.changed() => break,
+            }
+        }
+        info!("Stopping sentinel due to shutdown signal");
+        if let Err(e) = self.publisher.close().await {
+            warn!(error = %e, "Closing the broker connection failed");
+        }
+    }
+
+    /// One cycle at `now`: fetch page by page, decide, publish. Abandons the rest of the cycle on
+    /// a fetch error or when `shutdown` turns true between pages.
+    pub async fn cycle(&mut self, now: Timestamp, shutdown: &mut watch::Receiver<bool>) -> CycleReport {
+        let started = Instant::now();
+        let mut report = CycleReport::default();
+        let mut pending = 0usize;
+        let mut pager = self.api.list(&self.resource_type, self.search.as_deref());
+        let mut slots = Vec::with_capacity(self.rules.decision.params.len());
+        let mut events: Vec<Event> = Vec::new();
+        let mut ids: Vec<Arc<str>> = Vec::new();
+        loop {
+            let page = tokio::select! {
+                page = pager.next_page() => page,
+                _ = shutdown.changed() => {
+                    info!(subset = %self.resource_type, "Shutdown requested, abandoning the current cycle");
+                    return report;
+                }
+            };
+            let page = match page {
+                None => break,
+                Some(Ok(page)) => page,
+                Some(Err(e)) => {
+                    self.fetch_failed(&e);
+                    return report;
+                }
+            };
+            events.clear();
+            ids.clear();
+            for resource in page.items {
+                report.total += 1;
+                let resource = Arc::new(resource);
+                let id = resource.id.clone().unwrap_or_default();
+                if id.is_empty() {
+                    warn!(subset = %self.resource_type, "Skipping resource with empty id");
+                    report.skipped += 1;
+                    continue;
+                }
+                let decision = self.rules.decision.evaluate(&resource, now, &mut slots);
+                let reason = decision.reason.text();
+                if !decision.publish {
+                    self.metrics.skipped(&reason);
+                    debug!(decision_reason = %reason, subset = %self.resource_type, "Skipped resource resource_id={id}");
+                    report.skipped += 1;
+                    continue;
+                }
+                pending += 1;
+                events.push(self.event(&resource, &reason));
+                ids.push(id);
+            }
+            self.publish(&events, &ids, &mut report).await;
+        }
+        report.completed = true;
+        self.finish(&report, pending, started);
+        report
+    }
+
+    fn event(&self, resource: &Arc<Resource>, reason: &str) -> Event {
+        let reason: Arc<str> = Arc::from(reason);
+        let data = self.rules.message_data.evaluate(resource, &reason, &mut |omitted| {
+            warn!(subset = %self.resource_type, "CEL expression evaluation failed for {}: {}", omitted.path, omitted.why);
+        });
+        let kind = resource.kind.as_deref().unwrap_or("");
+        Event::new(kind, data)
+    }
+
+    async fn publish(&mut self, events: &[Event], ids: &[Arc<str>], report: &mut CycleReport) {
+        if events.is_empty() {
+            return;
+        }
+        let results = self.publisher.publish_batch(events).await;
+        self.health.set_broker((!self.publisher.is_connected()).then(|| "broker connection is down".to_string()));
+        for (id, result) in ids.iter().zip(results) {
+            match result {
+                Ok(()) => {
+                    self.metrics.published("message decision matched");
+                    info!(decision_reason = "message decision matched", topic = %self.topic, subset = %self.resource_type,
+                        "Published event resource_id={id}");
+                    report.published += 1;
+                }
+                Err(e) => {
+                    self.metrics.publish_failed();
+                    error!(error = %e, topic = %self.topic, subset = %self.resource_type,
+                        "Failed to publish event resource_id={id}");
+                    report.failed += 1;
+                }
+            }
+        }
+    }
+
+    fn fetch_failed(&self, e: &ApiError) {
+        self.metrics.api_error(e.metric_label());
+        error!(error = %e, subset = %self.resource_type, topic = %self.topic, "Trigger failed: failed to fetch resources");
+    }
+
+    fn finish(&self, report: &CycleReport, pending: usize, started: Instant) {
+        let seconds = started.elapsed().as_secs_f64();
+        let unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.metrics.cycle(pending, seconds, Some(unix));
+        self.health.poll_succeeded();
+        info!(subset = %self.resource_type, topic = %self.topic,
+            "Trigger cycle completed total={} published={} skipped={} duration={seconds:.3}s",
+            report.total, report.published, report.skipped);
+    }
+}

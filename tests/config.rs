@@ -1,0 +1,771 @@
+//! The sentinel configuration: defaults, every validation error (data-driven under
+//! tests/data/config), precedence flag > env > file > default for every flag/env pair,
+//! `message_data` leaves, and dump round trips.
+//!
+//! `tests/data/config/errors/<case>.yaml` must fail to load with exactly the text of
+//! `<case>.err`; `tests/data/config/valid/<case>.yaml` must load and dump to exactly
+//! `<case>.dump`, which must load back to the same configuration. `UPDATE_EXPECT=1` rewrites the
+//! expectations.
+
+use clap::Parser;
+use proptest::prelude::*;
+use sentinel::sentinel::config::{
+    Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
+    MessageData, config_path, dump, load, load_str,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const MINIMAL: &str = "\
+resource_type: clusters
+clients:
+  hyperfleet_api:
+    base_url: http://api:8000
+message_data:
+  id: resource.id
+";
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |name| map.get(name).cloned()
+}
+
+fn load_yaml(yaml: &str) -> Result<Config, ConfigError> {
+    load_str(yaml, "config.yaml", &ConfigFlags::default(), &no_env)
+}
+
+fn error_text(yaml: &str, flags: &ConfigFlags, env: &dyn Fn(&str) -> Option<String>) -> String {
+    match load_str(yaml, "config.yaml", flags, env) {
+        Ok(config) => panic!("expected an error, got {config:#?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data-driven cases
+// ---------------------------------------------------------------------------------------------
+
+fn data_dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/config")
+        .join(sub)
+}
+
+fn yaml_cases(sub: &str) -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(data_dir(sub))
+        .expect("case directory")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "no cases in {sub}");
+    cases
+}
+
+/// Compares `actual` with the file `expected`, or rewrites it under UPDATE_EXPECT=1. Returns a
+/// description of the mismatch.
+fn check_expect(expected: &Path, actual: &str) -> Option<String> {
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(expected, actual).expect("write expectation");
+        return None;
+    }
+    let want = std::fs::read_to_string(expected).unwrap_or_default();
+    (want != actual).then(|| {
+        format!(
+            "{}:\n--- expected\n{want}--- actual\n{actual}",
+            expected.display()
+        )
+    })
+}
+
+#[test]
+fn error_cases() {
+    let mut failures = Vec::new();
+    for case in yaml_cases("errors") {
+        let yaml = std::fs::read_to_string(&case).expect("read case");
+        let name = case
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let actual = match load_str(&yaml, &name, &ConfigFlags::default(), &no_env) {
+            Ok(config) => format!("unexpectedly valid:\n{}", dump(&config)),
+            Err(e) => format!("{e}\n"),
+        };
+        failures.extend(check_expect(&case.with_extension("err"), &actual));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn valid_cases_dump_and_round_trip() {
+    let mut failures = Vec::new();
+    for case in yaml_cases("valid") {
+        let yaml = std::fs::read_to_string(&case).expect("read case");
+        let config = match load_yaml(&yaml) {
+            Ok(config) => config,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.display()));
+                continue;
+            }
+        };
+        let dumped = dump(&config);
+        failures.extend(check_expect(&case.with_extension("dump"), &dumped));
+        match load_yaml(&dumped) {
+            Ok(again) if again == config => {}
+            other => failures.push(format!("{}: round trip gave {other:#?}", case.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaults
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn defaults() {
+    let config = load_yaml(MINIMAL).expect("minimal config loads");
+    assert_eq!(config.sentinel.name, "hyperfleet-sentinel");
+    assert_eq!(config.resource_type, "clusters");
+    assert_eq!(config.poll_interval, Duration::from_secs(5));
+    assert!(config.resource_selector.is_empty());
+    let api = &config.clients.hyperfleet_api;
+    assert_eq!(api.base_url, "http://api:8000");
+    assert_eq!(api.version, "v1");
+    assert_eq!(api.timeout, Duration::from_secs(10));
+    assert_eq!(api.page_size, 20);
+    assert_eq!(api.auth, None);
+    assert_eq!(config.clients.broker.topic, "");
+    assert_eq!(config.log.level, LogLevel::Info);
+    assert_eq!(config.log.format, LogFormat::Json);
+    assert_eq!(config.log.output, LogOutput::Stdout);
+    assert_eq!(config.message_decision, None);
+    assert!(!config.debug_config);
+    assert!(config.tracing_enabled);
+}
+
+#[test]
+fn null_values_take_defaults() {
+    let yaml = format!("{MINIMAL}poll_interval:\nlog:\nsentinel:\n  name:\nresource_selector:\n");
+    let config = load_yaml(&yaml).expect("loads");
+    assert_eq!(config.poll_interval, Duration::from_secs(5));
+    assert_eq!(config.sentinel.name, "hyperfleet-sentinel");
+    assert_eq!(config.log.level, LogLevel::Info);
+}
+
+#[test]
+fn weakly_typed_scalars_like_go() {
+    let yaml = format!(
+        "{MINIMAL}debug_config: \"T\"\nresource_selector:\n  - label: shard\n    value: 1\n\
+         log:\n  level: WARNING\n  format: ' Text '\n"
+    );
+    let config =
+        load_yaml(&yaml.replace("base_url:", "page_size: \"50\"\n    base_url:")).expect("loads");
+    assert!(config.debug_config);
+    assert_eq!(config.resource_selector[0].value, "1");
+    assert_eq!(config.clients.hyperfleet_api.page_size, 50);
+    assert_eq!(config.log.level, LogLevel::Warn);
+    assert_eq!(config.log.format, LogFormat::Text);
+}
+
+#[test]
+fn base_url_trailing_slashes_are_trimmed() {
+    let config =
+        load_yaml(&MINIMAL.replace("http://api:8000", "https://api:8000/prefix//")).expect("loads");
+    assert_eq!(
+        config.clients.hyperfleet_api.base_url,
+        "https://api:8000/prefix"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Precedence: flag > env > file > default, for every flag/env pair
+// ---------------------------------------------------------------------------------------------
+
+/// One overridable setting: how to set it in each layer and how to read it back.
+struct Row {
+    path: &'static str,
+    env: &'static str,
+    set_flag: Option<fn(&mut ConfigFlags, &str)>,
+    /// Extra file settings the row needs (e.g. a token path for the token TTL).
+    extra: &'static [(&'static str, &'static str)],
+    /// Values for the file, the env var and the flag; each differs from the one before.
+    values: [&'static str; 3],
+    /// What `get` reads with none of them set; `None` when the setting is required.
+    default: Option<&'static str>,
+    get: fn(&Config) -> String,
+}
+
+fn duration_text(d: Duration) -> String {
+    sentinel::sentinel::config::go_duration_string(d)
+}
+
+fn bool_flag(text: &str) -> Option<bool> {
+    Some(text == "true")
+}
+
+fn rows() -> Vec<Row> {
+    vec![
+        Row {
+            path: "sentinel.name",
+            env: "HYPERFLEET_SENTINEL_NAME",
+            set_flag: Some(|f, v| f.name = Some(v.into())),
+            extra: &[],
+            values: ["file-name", "env-name", "flag-name"],
+            default: Some("hyperfleet-sentinel"),
+            get: |c| c.sentinel.name.clone(),
+        },
+        Row {
+            path: "log.level",
+            env: "HYPERFLEET_LOG_LEVEL",
+            set_flag: Some(|f, v| f.log_level = Some(v.into())),
+            extra: &[],
+            values: ["debug", "warn", "error"],
+            default: Some("info"),
+            get: |c| c.log.level.to_string(),
+        },
+        Row {
+            path: "log.format",
+            env: "HYPERFLEET_LOG_FORMAT",
+            set_flag: Some(|f, v| f.log_format = Some(v.into())),
+            extra: &[],
+            values: ["text", "json", "text"],
+            default: Some("json"),
+            get: |c| c.log.format.to_string(),
+        },
+        Row {
+            path: "log.output",
+            env: "HYPERFLEET_LOG_OUTPUT",
+            set_flag: Some(|f, v| f.log_output = Some(v.into())),
+            extra: &[],
+            values: ["stderr", "stdout", "stderr"],
+            default: Some("stdout"),
+            get: |c| c.log.output.to_string(),
+        },
+        Row {
+            path: "clients.hyperfleet_api.base_url",
+            env: "HYPERFLEET_API_BASE_URL",
+            set_flag: Some(|f, v| f.hyperfleet_api_base_url = Some(v.into())),
+            extra: &[],
+            values: ["http://file:1", "http://env:2", "https://flag:3"],
+            default: None,
+            get: |c| c.clients.hyperfleet_api.base_url.clone(),
+        },
+        Row {
+            path: "clients.hyperfleet_api.version",
+            env: "HYPERFLEET_API_VERSION",
+            set_flag: Some(|f, v| f.hyperfleet_api_version = Some(v.into())),
+            extra: &[],
+            values: ["v2", "v3", "v4"],
+            default: Some("v1"),
+            get: |c| c.clients.hyperfleet_api.version.clone(),
+        },
+        Row {
+            path: "clients.hyperfleet_api.timeout",
+            env: "HYPERFLEET_API_TIMEOUT",
+            set_flag: Some(|f, v| f.hyperfleet_api_timeout = Some(v.into())),
+            extra: &[],
+            values: ["20s", "30s", "1m30s"],
+            default: Some("10s"),
+            get: |c| duration_text(c.clients.hyperfleet_api.timeout),
+        },
+        Row {
+            path: "clients.hyperfleet_api.page_size",
+            env: "HYPERFLEET_API_PAGE_SIZE",
+            set_flag: Some(|f, v| f.hyperfleet_api_page_size = Some(v.into())),
+            extra: &[],
+            values: ["50", "100", "500"],
+            default: Some("20"),
+            get: |c| c.clients.hyperfleet_api.page_size.to_string(),
+        },
+        Row {
+            path: "clients.hyperfleet_api.auth.token_path",
+            env: "HYPERFLEET_API_AUTH_TOKEN_PATH",
+            set_flag: None,
+            extra: &[],
+            values: ["/file/token", "/env/token", "/unused"],
+            default: Some("no auth"),
+            get: |c| match &c.clients.hyperfleet_api.auth {
+                Some(auth) => auth.token_path.display().to_string(),
+                None => "no auth".to_string(),
+            },
+        },
+        Row {
+            path: "clients.hyperfleet_api.auth.token_cache_ttl",
+            env: "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
+            set_flag: None,
+            extra: &[("clients.hyperfleet_api.auth.token_path", "/t")],
+            values: ["1m0s", "2m0s", "unused"],
+            default: Some("0s"),
+            get: |c| match &c.clients.hyperfleet_api.auth {
+                Some(auth) => duration_text(auth.token_cache_ttl),
+                None => "no auth".to_string(),
+            },
+        },
+        Row {
+            path: "clients.broker.topic",
+            env: "HYPERFLEET_BROKER_TOPIC",
+            set_flag: Some(|f, v| f.broker_topic = Some(v.into())),
+            extra: &[],
+            values: ["file-topic", "env-topic", "flag-topic"],
+            default: Some(""),
+            get: |c| c.clients.broker.topic.clone(),
+        },
+        Row {
+            path: "resource_type",
+            env: "HYPERFLEET_RESOURCE_TYPE",
+            set_flag: Some(|f, v| f.resource_type = Some(v.into())),
+            extra: &[],
+            values: ["clusters", "nodepools", "machines"],
+            default: None,
+            get: |c| c.resource_type.clone(),
+        },
+        Row {
+            path: "poll_interval",
+            env: "HYPERFLEET_POLL_INTERVAL",
+            set_flag: Some(|f, v| f.poll_interval = Some(v.into())),
+            extra: &[],
+            values: ["1s", "2s", "300ms"],
+            default: Some("5s"),
+            get: |c| duration_text(c.poll_interval),
+        },
+        Row {
+            path: "debug_config",
+            env: "HYPERFLEET_DEBUG_CONFIG",
+            set_flag: Some(|f, v| f.debug_config = bool_flag(v)),
+            extra: &[],
+            values: ["true", "false", "true"],
+            default: Some("false"),
+            get: |c| c.debug_config.to_string(),
+        },
+        Row {
+            path: "tracing_enabled",
+            env: "HYPERFLEET_TRACING_ENABLED",
+            set_flag: Some(|f, v| f.tracing_enabled = bool_flag(v)),
+            extra: &[],
+            values: ["false", "true", "false"],
+            default: Some("true"),
+            get: |c| c.tracing_enabled.to_string(),
+        },
+    ]
+}
+
+/// Sets (or, with `None`, removes) the value at a dotted path of a YAML document.
+fn set_path(doc: &mut serde_yaml::Value, path: &str, value: Option<&str>) {
+    let mut node = doc;
+    let parts: Vec<&str> = path.split('.').collect();
+    for part in &parts[..parts.len() - 1] {
+        let map = node.as_mapping_mut().expect("mapping");
+        let key = serde_yaml::Value::from(*part);
+        if !map.contains_key(&key) {
+            map.insert(key.clone(), serde_yaml::Value::Mapping(Default::default()));
+        }
+        node = map.get_mut(&key).expect("just inserted");
+    }
+    let map = node.as_mapping_mut().expect("mapping");
+    let last = serde_yaml::Value::from(parts[parts.len() - 1]);
+    match value {
+        Some(v) => map.insert(last, serde_yaml::Value::from(v)),
+        None => map.remove(&last),
+    };
+}
+
+fn file_for(row: &Row, value: Option<&str>) -> String {
+    let mut doc: serde_yaml::Value = serde_yaml::from_str(MINIMAL).expect("minimal");
+    for (path, v) in row.extra {
+        set_path(&mut doc, path, Some(v));
+    }
+    set_path(&mut doc, row.path, value);
+    serde_yaml::to_string(&doc).expect("yaml")
+}
+
+/// Loads with the row's setting in the chosen layers and reads it back (or the error text).
+fn layered(row: &Row, file: bool, env: Option<&str>, flag: bool) -> String {
+    let yaml = file_for(row, file.then_some(row.values[0]));
+    let env = env_of(&[(row.env, env.unwrap_or_default())]);
+    let mut flags = ConfigFlags::default();
+    if let (true, Some(set)) = (flag, row.set_flag) {
+        set(&mut flags, row.values[2]);
+    }
+    match load_str(&yaml, "config.yaml", &flags, &env) {
+        Ok(config) => (row.get)(&config),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[test]
+fn precedence_flag_env_file_default_for_every_setting() {
+    let rows = rows();
+    assert_eq!(rows.len(), 15, "every flag/env pair has a row");
+    for row in &rows {
+        let [file, env, flag] = row.values;
+        let none = layered(row, false, None, false);
+        match row.default {
+            Some(default) => assert_eq!(none, default, "{}: default", row.path),
+            None => assert!(
+                none.contains(&format!("{}: required", row.path)),
+                "{}: {none}",
+                row.path
+            ),
+        }
+        assert_eq!(layered(row, true, None, false), file, "{}: file", row.path);
+        assert_eq!(
+            layered(row, true, Some(env), false),
+            env,
+            "{}: env over file",
+            row.path
+        );
+        assert_eq!(
+            layered(row, false, Some(env), false),
+            env,
+            "{}: env alone",
+            row.path
+        );
+        assert_eq!(
+            layered(row, true, Some(""), false),
+            file,
+            "{}: empty env ignored",
+            row.path
+        );
+        if row.set_flag.is_some() {
+            assert_eq!(
+                layered(row, true, Some(env), true),
+                flag,
+                "{}: flag over env",
+                row.path
+            );
+            assert_eq!(
+                layered(row, false, None, true),
+                flag,
+                "{}: flag alone",
+                row.path
+            );
+            assert_eq!(
+                layered(row, true, Some(""), true),
+                flag,
+                "{}: flag over file",
+                row.path
+            );
+        }
+    }
+}
+
+#[test]
+fn every_flag_is_a_command_line_flag() {
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flags: ConfigFlags,
+    }
+    let args = [
+        "sentinel",
+        "-c",
+        "/c.yaml",
+        "-n",
+        "n",
+        "-l",
+        "debug",
+        "-f",
+        "text",
+        "--log-output",
+        "stderr",
+        "--hyperfleet-api-base-url",
+        "http://h",
+        "--hyperfleet-api-version",
+        "v2",
+        "--hyperfleet-api-timeout",
+        "3s",
+        "--hyperfleet-api-page-size",
+        "7",
+        "--broker-topic",
+        "t",
+        "--resource-type",
+        "r",
+        "--poll-interval",
+        "9s",
+        "--debug-config",
+        "--tracing-enabled=false",
+    ];
+    let flags = Cli::try_parse_from(args).expect("parses").flags;
+    let want = ConfigFlags {
+        config: Some(PathBuf::from("/c.yaml")),
+        name: Some("n".into()),
+        log_level: Some("debug".into()),
+        log_format: Some("text".into()),
+        log_output: Some("stderr".into()),
+        hyperfleet_api_base_url: Some("http://h".into()),
+        hyperfleet_api_version: Some("v2".into()),
+        hyperfleet_api_timeout: Some("3s".into()),
+        hyperfleet_api_page_size: Some("7".into()),
+        broker_topic: Some("t".into()),
+        resource_type: Some("r".into()),
+        poll_interval: Some("9s".into()),
+        debug_config: Some(true),
+        tracing_enabled: Some(false),
+    };
+    assert_eq!(flags, want);
+    let none = Cli::try_parse_from(["sentinel"]).expect("parses").flags;
+    assert_eq!(none, ConfigFlags::default());
+    let go_bool = Cli::try_parse_from(["sentinel", "--debug-config=T"])
+        .expect("parses")
+        .flags;
+    assert_eq!(go_bool.debug_config, Some(true));
+    assert!(Cli::try_parse_from(["sentinel", "--debug-config=yes"]).is_err());
+    // Like pflag, a bare boolean flag does not consume the next argument.
+    assert!(Cli::try_parse_from(["sentinel", "--debug-config", "false"]).is_err());
+}
+
+#[test]
+fn env_booleans_follow_go_parse_bool() {
+    for (text, want) in [
+        ("1", true),
+        ("t", true),
+        ("TRUE", true),
+        ("True", true),
+        ("0", false),
+    ] {
+        let env = env_of(&[("HYPERFLEET_DEBUG_CONFIG", text)]);
+        let config = load_str(MINIMAL, "c.yaml", &ConfigFlags::default(), &env).expect("loads");
+        assert_eq!(config.debug_config, want, "{text}");
+    }
+}
+
+#[test]
+fn bad_env_and_flag_values_name_their_source() {
+    let env = env_of(&[("HYPERFLEET_POLL_INTERVAL", "soon")]);
+    assert_eq!(
+        error_text(MINIMAL, &ConfigFlags::default(), &env),
+        "invalid value \"soon\" for HYPERFLEET_POLL_INTERVAL: expected a duration such as \"5s\", \
+         \"1m30s\" or \"300ms\""
+    );
+    let flags = ConfigFlags {
+        hyperfleet_api_page_size: Some("many".into()),
+        ..ConfigFlags::default()
+    };
+    assert_eq!(
+        error_text(MINIMAL, &flags, &no_env),
+        "invalid value \"many\" for --hyperfleet-api-page-size: expected an integer"
+    );
+    let env = env_of(&[("HYPERFLEET_TRACING_ENABLED", "yes")]);
+    assert_eq!(
+        error_text(MINIMAL, &ConfigFlags::default(), &env),
+        "invalid value \"yes\" for HYPERFLEET_TRACING_ENABLED: expected a boolean (true, false, \
+         1, 0, t or f)"
+    );
+    // A bad env var hidden by a flag is never read.
+    let env = env_of(&[("HYPERFLEET_POLL_INTERVAL", "soon")]);
+    let flags = ConfigFlags {
+        poll_interval: Some("2s".into()),
+        ..ConfigFlags::default()
+    };
+    assert!(load_str(MINIMAL, "c.yaml", &flags, &env).is_ok());
+}
+
+#[test]
+fn out_of_range_overrides_name_their_source() {
+    let env = env_of(&[
+        ("HYPERFLEET_API_PAGE_SIZE", "0"),
+        ("HYPERFLEET_LOG_LEVEL", "loud"),
+    ]);
+    let flags = ConfigFlags {
+        name: Some(String::new()),
+        ..ConfigFlags::default()
+    };
+    assert_eq!(
+        error_text(MINIMAL, &flags, &env),
+        "config.yaml: sentinel.name: must not be empty (set by --name)\n\
+         config.yaml: clients.hyperfleet_api.page_size: must be between 1 and 500, got 0 (set by \
+         HYPERFLEET_API_PAGE_SIZE)\n\
+         config.yaml: log.level: must be one of debug, info, warn, error, got \"loud\" (set by \
+         HYPERFLEET_LOG_LEVEL)"
+    );
+}
+
+#[test]
+fn auth_env_vars_turn_auth_on() {
+    let env = env_of(&[("HYPERFLEET_API_AUTH_TOKEN_PATH", "/var/run/secrets/token")]);
+    let config = load_str(MINIMAL, "c.yaml", &ConfigFlags::default(), &env).expect("loads");
+    let auth = config.clients.hyperfleet_api.auth.expect("auth on");
+    assert_eq!(auth.token_path, PathBuf::from("/var/run/secrets/token"));
+    assert_eq!(auth.token_cache_ttl, Duration::ZERO);
+    let env = env_of(&[("HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL", "30s")]);
+    assert_eq!(
+        error_text(MINIMAL, &ConfigFlags::default(), &env),
+        "config.yaml: clients.hyperfleet_api.auth.token_path: required; set it in the file or \
+         with HYPERFLEET_API_AUTH_TOKEN_PATH"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The config file: where it is, and unreadable files
+// ---------------------------------------------------------------------------------------------
+
+/// A fresh directory under the system temp dir, unique to this test and process.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sentinel-config-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn config_file_from_flag_then_env_then_default() {
+    let dir = temp_dir("path");
+    let (a, b) = (dir.join("a.yaml"), dir.join("b.yaml"));
+    std::fs::write(&a, MINIMAL.replace("clusters", "from-flag")).expect("write");
+    std::fs::write(&b, MINIMAL.replace("clusters", "from-env")).expect("write");
+    let b_text = b.display().to_string();
+    let env = env_of(&[("HYPERFLEET_CONFIG", &b_text)]);
+    let flags = ConfigFlags {
+        config: Some(a.clone()),
+        ..ConfigFlags::default()
+    };
+    assert_eq!(
+        load(&flags, &env).expect("flag file").resource_type,
+        "from-flag"
+    );
+    assert_eq!(
+        load(&ConfigFlags::default(), &env)
+            .expect("env file")
+            .resource_type,
+        "from-env"
+    );
+    let empty = env_of(&[("HYPERFLEET_CONFIG", "")]);
+    assert_eq!(
+        config_path(&ConfigFlags::default(), &empty),
+        PathBuf::from(DEFAULT_CONFIG_FILE)
+    );
+    assert_eq!(
+        config_path(&ConfigFlags::default(), &no_env),
+        PathBuf::from(DEFAULT_CONFIG_FILE)
+    );
+    assert_eq!(config_path(&flags, &env), a);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn unreadable_file_is_named() {
+    let dir = temp_dir("missing");
+    let missing = dir.join("missing.yaml");
+    let flags = ConfigFlags {
+        config: Some(missing.clone()),
+        ..ConfigFlags::default()
+    };
+    let text = load(&flags, &no_env).expect_err("missing file").to_string();
+    assert!(
+        text.starts_with(&format!("cannot read config file {}: ", missing.display())),
+        "{text}"
+    );
+    std::fs::write(&missing, [0xff, 0xfe, b'\n']).expect("write");
+    let text = load(&flags, &no_env).expect_err("not utf-8").to_string();
+    assert!(text.starts_with("cannot read config file "), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// message_data
+// ---------------------------------------------------------------------------------------------
+
+fn leaf(text: &str) -> MessageData {
+    MessageData::Leaf(text.to_string())
+}
+
+fn object(fields: Vec<(&str, MessageData)>) -> MessageData {
+    MessageData::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+#[test]
+fn message_data_leaves_and_nesting() {
+    let yaml = MINIMAL.replace(
+        "  id: resource.id\n",
+        "  id: resource.id\n  Kind: '\"Cluster\"'\n  count: 3\n  ratio: 0.5\n  big: 18446744073709551615\n  \
+         ready: true\n  meta:\n    generationId: resource.generation\n    Deep:\n      x: 'now'\n  \
+         1: one\n",
+    );
+    let config = load_yaml(&yaml).expect("loads");
+    let want = object(vec![
+        ("1", leaf("one")),
+        ("Kind", leaf("\"Cluster\"")),
+        ("big", leaf("18446744073709551615u")),
+        ("count", leaf("3")),
+        ("id", leaf("resource.id")),
+        (
+            "meta",
+            object(vec![
+                ("Deep", object(vec![("x", leaf("now"))])),
+                ("generationId", leaf("resource.generation")),
+            ]),
+        ),
+        ("ratio", leaf("0.5")),
+        ("ready", leaf("true")),
+    ]);
+    assert_eq!(config.message_data, want);
+}
+
+#[test]
+fn message_data_nesting_is_bounded() {
+    let mut nested = String::from("message_data:\n");
+    for depth in 0..40 {
+        nested.push_str(&format!("{}k{depth}:\n", "  ".repeat(depth + 1)));
+    }
+    nested.push_str(&format!("{}leaf: x\n", "  ".repeat(41)));
+    let yaml = format!(
+        "resource_type: r\nclients: {{hyperfleet_api: {{base_url: 'http://h'}}}}\n{nested}"
+    );
+    let text = error_text(&yaml, &ConfigFlags::default(), &no_env);
+    assert!(text.contains("nested more than 32 levels deep"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// dump
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn dump_of_overridden_config_round_trips_without_overrides() {
+    let env = env_of(&[
+        ("HYPERFLEET_API_AUTH_TOKEN_PATH", "/t"),
+        ("HYPERFLEET_LOG_LEVEL", "debug"),
+    ]);
+    let flags = ConfigFlags {
+        poll_interval: Some("1500ms".into()),
+        tracing_enabled: Some(false),
+        ..ConfigFlags::default()
+    };
+    let config = load_str(MINIMAL, "c.yaml", &flags, &env).expect("loads");
+    let dumped = dump(&config);
+    assert!(dumped.contains("poll_interval: 1.5s"), "{dumped}");
+    assert_eq!(load_yaml(&dumped).expect("dump loads"), config);
+}
+
+proptest! {
+    #[test]
+    fn durations_round_trip_through_dump(
+        poll in 1u64..400_000_000_000_000,
+        ttl in 0u64..10_000_000_000_000,
+        page_size in 1u32..=500,
+    ) {
+        let yaml = format!(
+            "{MINIMAL}poll_interval: {poll}ns\n"
+        ).replace(
+            "    base_url:",
+            &format!("    page_size: {page_size}\n    auth: {{token_path: /t, token_cache_ttl: {ttl}ns}}\n    base_url:"),
+        );
+        let config = load_yaml(&yaml).expect("loads");
+        prop_assert_eq!(config.poll_interval, Duration::from_nanos(poll));
+        let again = load_yaml(&dump(&config)).expect("dump loads");
+        prop_assert_eq!(again, config);
+    }
+}
