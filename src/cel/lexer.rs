@@ -45,6 +45,8 @@ pub enum TokenKind {
     Ident(String),
     /// A reserved word (`if`, `let`, …): allowed as a field name after `.`, never as an identifier.
     Reserved(&'static str),
+    /// A quoted field name (`` m.`content-type` ``), without its backticks: only valid after `.`.
+    QuotedName(String),
     /// `in`
     In,
     /// `+`
@@ -123,7 +125,9 @@ impl TokenKind {
     pub fn symbol(&self) -> Option<&'static str> {
         use TokenKind::*;
         Some(match self {
-            Int(_) | Uint(_) | Double(_) | String(_) | Bytes(_) | Ident(_) => return None,
+            Int(_) | Uint(_) | Double(_) | String(_) | Bytes(_) | Ident(_) | QuotedName(_) => {
+                return None;
+            }
             Reserved(word) => word,
             True => "true",
             False => "false",
@@ -168,6 +172,7 @@ impl fmt::Display for TokenKind {
             TokenKind::Bytes(_) => f.write_str("bytes literal"),
             TokenKind::Ident(name) => write!(f, "identifier '{name}'"),
             TokenKind::Reserved(word) => write!(f, "reserved word '{word}'"),
+            TokenKind::QuotedName(name) => write!(f, "quoted name `{name}`"),
             other => write!(f, "'{}'", other.symbol().unwrap_or_default()),
         }
     }
@@ -218,7 +223,9 @@ fn stray_character(src: &str, start: usize) -> Diagnostic {
         '&' => Some("did you mean '&&'?"),
         '|' => Some("did you mean '||'?"),
         '=' => Some("did you mean '=='?"),
-        '`' => Some("quoted identifiers are not supported"),
+        '`' => Some(
+            "a quoted field name is written `name` after '.', with letters, digits, '_', '.', '-', '/' or spaces",
+        ),
         _ => None,
     };
     match hint {
@@ -254,6 +261,8 @@ enum RawToken {
     Quoted(Quoted),
     #[regex(r"[_a-zA-Z][_a-zA-Z0-9]*", |lex| lex.slice().to_owned())]
     Word(String),
+    #[regex(r"`[_a-zA-Z0-9.\-/ ]+`", |lex| lex.slice().trim_matches('`').to_owned())]
+    QuotedName(String),
     #[token("+")]
     Plus,
     #[token("-")]
@@ -315,6 +324,7 @@ impl RawToken {
             RawToken::Quoted(Quoted::Text(s)) => K::String(s),
             RawToken::Quoted(Quoted::Bytes(b)) => K::Bytes(b),
             RawToken::Word(w) => classify_word(w),
+            RawToken::QuotedName(n) => K::QuotedName(n),
             RawToken::Plus => K::Plus,
             RawToken::Minus => K::Minus,
             RawToken::Star => K::Star,
@@ -768,6 +778,21 @@ mod tests {
             assert_eq!(one(word), K::Reserved(word));
         }
         assert_eq!(one("iff"), K::Ident("iff".into()));
+    }
+
+    #[test]
+    fn quoted_names() {
+        assert_eq!(
+            kinds("m.`a-b/c.d e_1`"),
+            [
+                K::Ident("m".into()),
+                K::Dot,
+                K::QuotedName("a-b/c.d e_1".into())
+            ]
+        );
+        assert_eq!(errors("m.`a`b`").len(), 1);
+        assert_eq!(errors("m.`a!`").len(), 2);
+        assert_eq!(errors("m.``").len(), 2);
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub fn parse(src: &str) -> Result<Expr, Vec<Diagnostic>> {
 pub(crate) struct Field {
     name: String,
     span: Span,
+    /// Written in backticks: valid for a field, not for a function.
+    quoted: bool,
 }
 
 impl Field {
@@ -57,6 +59,14 @@ impl Field {
         Field {
             name,
             span: Span::new(l, r),
+            quoted: false,
+        }
+    }
+
+    pub(crate) fn quoted(name: String, l: usize, r: usize) -> Field {
+        Field {
+            quoted: true,
+            ..Field::new(name, l, r)
         }
     }
 }
@@ -227,6 +237,12 @@ impl Builder {
         r: usize,
     ) -> Node {
         let span = Span::new(l, r);
+        if f.quoted {
+            let diag = Diagnostic::new("a quoted name cannot be a function name", f.span)
+                .with_label("quoted name")
+                .with_note("backticks are only for field names, as in m.`content-type`");
+            self.diags.push(diag);
+        }
         let depth = depth_over(target.iter().chain(&args));
         if depth.is_none_or(|d| d > MAX_DEPTH) {
             return self.finish(depth, || ExprKind::Literal(Literal::Null), span);
@@ -411,7 +427,7 @@ fn describe_expected(expected: &[String]) -> String {
     let mut parts: Vec<String> = Vec::new();
     if EXPR_STARTS.iter().any(|t| has(t)) {
         parts.push("an expression".to_owned());
-    } else if has("ident") || has("reserved") {
+    } else if has("ident") || has("reserved") || has("quoted") {
         parts.push("a name".to_owned());
     }
     if OPERATORS.iter().any(|t| has(t)) {

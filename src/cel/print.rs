@@ -28,6 +28,7 @@ fn token_text(kind: &TokenKind) -> String {
         TokenKind::Bytes(b) => format!("bytes {}", bytes_text(b)),
         TokenKind::Ident(name) => format!("ident {name}"),
         TokenKind::Reserved(word) => format!("reserved {word}"),
+        TokenKind::QuotedName(name) => format!("quoted-name `{name}`"),
         TokenKind::True | TokenKind::False | TokenKind::Null | TokenKind::In => {
             format!("keyword {}", kind.symbol().unwrap_or_default())
         }
@@ -126,12 +127,12 @@ fn head(kind: &ExprKind) -> String {
         ExprKind::Unary(UnaryOp::Neg, _) => "Unary -".to_owned(),
         ExprKind::Binary(op, ..) => format!("Binary {}", op.symbol()),
         ExprKind::Ternary(..) => "Ternary".to_owned(),
-        ExprKind::Member(_, field) => format!("Member .{field}"),
+        ExprKind::Member(_, field) => format!("Member .{}", field_text(field)),
         ExprKind::Index(..) => "Index".to_owned(),
         ExprKind::Call { name, .. } => format!("Call {name}"),
         ExprKind::List(items) => format!("List len={}", items.len()),
         ExprKind::Map(entries) => format!("Map len={}", entries.len()),
-        ExprKind::Has(_, field) => format!("Has .{field}"),
+        ExprKind::Has(_, field) => format!("Has .{}", field_text(field)),
         ExprKind::Comprehension(c) => {
             format!(
                 "Comprehension {} var={} {}",
@@ -140,6 +141,17 @@ fn head(kind: &ExprKind) -> String {
                 span(c.var_span)
             )
         }
+    }
+}
+
+/// A field name as written: in backticks unless it is a plain identifier.
+fn field_text(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+        && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if plain {
+        name.to_owned()
+    } else {
+        format!("`{name}`")
     }
 }
 
