@@ -121,6 +121,8 @@ fn oracle_kind(message: &str) -> Option<ErrorKind> {
         ("invalid regular expression", ErrorKind::InvalidArgument),
         ("cannot convert", ErrorKind::InvalidArgument),
         ("Invalid timezone", ErrorKind::InvalidArgument),
+        ("Type conversion error", ErrorKind::InvalidArgument),
+        ("duplicate key in map", ErrorKind::InvalidArgument),
     ];
     TABLE
         .iter()
