@@ -30,12 +30,16 @@ pub enum CmdError {
     /// The rules did not compile.
     #[error("{0}")]
     Compile(#[from] crate::decision::CompileError),
+    /// The daemon could not start (API probe, broker, listeners).
+    #[error("{0}")]
+    Startup(String),
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] std::io::Error),
 }
 
 pub mod check;
+pub mod serve;
 
 /// The crate version, for `--version` and the User-Agent.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
