@@ -195,8 +195,16 @@ impl Resource {
             "labels" => self.labels.clone().map(Value::Map),
             "status" => {
                 let conditions = self.conditions.clone()?;
-                let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
-                let entries = vec![(Value::string("conditions"), Value::List(list))];
+                let present = self
+                    .json
+                    .pointer("/status/conditions")
+                    .is_some_and(|c| !c.is_null());
+                let entries = if present {
+                    let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
+                    vec![(Value::string("conditions"), Value::List(list))]
+                } else {
+                    Vec::new()
+                };
                 Ok(Value::Map(Arc::new(Map::from_entries(entries))))
             }
             _ => match self.json.get(name) {
@@ -293,12 +301,10 @@ fn time_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
 fn int_field(name: &str, json: Option<&Json>) -> Field<i64> {
     match json {
         None => Ok(0),
-        Some(Json::Number(n)) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => Ok(i),
-            // Integral doubles within range, as Go's JSON decoder accepts for integer fields.
-            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(f as i64),
-            _ => Err(bad_field(name, "an integer", &Json::Number(n.clone()))),
-        },
+        // As Go's encoding/json for an int64 field: no fraction, no exponent, in range.
+        Some(Json::Number(n)) => n
+            .as_i64()
+            .ok_or_else(|| bad_field(name, "an integer", &Json::Number(n.clone()))),
         Some(other) => Err(bad_field(name, "an integer", other)),
     }
 }

@@ -142,11 +142,19 @@ fn type_constant(name: &str) -> Option<Type> {
         "list" => Type::list(Type::Dyn),
         "map" => Type::map(Type::Dyn, Type::Dyn),
         "type" => Type::Type,
-        "dyn" => Type::Dyn,
         "google.protobuf.Timestamp" => Type::Timestamp,
         "google.protobuf.Duration" => Type::Duration,
         _ => return None,
     })
+}
+
+/// The dotted name an identifier or a chain of field selections spells (`google.protobuf`).
+fn qualified_name(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Ident(name) => Some(name.clone()),
+        ExprKind::Member(target, field) => qualified_name(target).map(|q| format!("{q}.{field}")),
+        _ => None,
+    }
 }
 
 fn node(kind: TExprKind, ty: Type, span: Span) -> TExpr {
@@ -292,6 +300,12 @@ impl Checker<'_> {
     }
 
     fn select(&mut self, target: &Expr, field: &str, span: Span, has: bool) -> TExpr {
+        if !has
+            && let Some(ty) =
+                qualified_name(target).and_then(|q| type_constant(&format!("{q}.{field}")))
+        {
+            return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
+        }
         let t = self.expr(target);
         let field_ty = match &t.ty {
             Type::Dyn => Some(Type::Dyn),

@@ -21,10 +21,18 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub flags: ConfigFlags,
     /// Address of the health server (/healthz, /readyz).
-    #[arg(long = "health-server-bindaddress", default_value = ":8080", value_name = "ADDR")]
+    #[arg(
+        long = "health-server-bindaddress",
+        default_value = ":8080",
+        value_name = "ADDR"
+    )]
     pub health_addr: String,
     /// Address of the metrics server (/metrics).
-    #[arg(long = "metrics-server-bindaddress", default_value = ":9090", value_name = "ADDR")]
+    #[arg(
+        long = "metrics-server-bindaddress",
+        default_value = ":9090",
+        value_name = "ADDR"
+    )]
     pub metrics_addr: String,
 }
 
@@ -56,8 +64,16 @@ pub fn api_config(config: &Config) -> ApiClientConfig {
         timeout: api.timeout,
         page_size: api.page_size,
         token_path: api.auth.as_ref().map(|a| a.token_path.clone()),
-        token_cache_ttl: api.auth.as_ref().map(|a| a.token_cache_ttl).unwrap_or_default(),
-        user_agent: format!("hyperfleet-sentinel/{} ({})", super::VERSION, config.sentinel.name),
+        token_cache_ttl: api
+            .auth
+            .as_ref()
+            .map(|a| a.token_cache_ttl)
+            .unwrap_or_default(),
+        user_agent: format!(
+            "hyperfleet-sentinel/{} ({})",
+            super::VERSION,
+            config.sentinel.name
+        ),
         ..ApiClientConfig::default()
     }
 }
@@ -79,31 +95,45 @@ pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
 
 async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<(), CmdError> {
     let selector = super::check::selector_pairs(&config);
-    let api = ApiClient::new(api_config(&config)).map_err(|e| startup("invalid API client settings", e))?;
+    let api = ApiClient::new(api_config(&config))
+        .map_err(|e| startup("invalid API client settings", e))?;
     api.probe(&config.resource_type)
         .await
         .map_err(|e| startup("HyperFleet API connectivity check failed", e))?;
-    let broker_cfg = broker_config::load(&config::process_env).map_err(|e| startup("invalid broker config", e))?;
+    let broker_cfg = broker_config::load(&config::process_env)
+        .map_err(|e| startup("invalid broker config", e))?;
     if broker_cfg.log_config {
         info!("Broker configuration: {}", broker_cfg.masked());
     }
     let topic = config.clients.broker.topic.clone();
-    let publisher = broker::connect(&broker_cfg, &topic).await.map_err(|e| startup("cannot connect to the broker", e))?;
+    let publisher = broker::connect(&broker_cfg, &topic)
+        .await
+        .map_err(|e| startup("cannot connect to the broker", e))?;
 
     let health = HealthState::new(config.poll_interval);
     let metrics = Metrics::new(super::VERSION, &config.resource_type, &selector, &topic);
     let (stop_tx, stop_rx) = watch::channel(false);
-    let health_addr = health::parse_bind_address(&args.health_addr).map_err(|e| startup("--health-server-bindaddress", e))?;
-    let metrics_addr = health::parse_bind_address(&args.metrics_addr).map_err(|e| startup("--metrics-server-bindaddress", e))?;
+    let health_addr = health::parse_bind_address(&args.health_addr)
+        .map_err(|e| startup("--health-server-bindaddress", e))?;
+    let metrics_addr = health::parse_bind_address(&args.metrics_addr)
+        .map_err(|e| startup("--metrics-server-bindaddress", e))?;
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
-    let (_, health_task) = health::serve(health_addr, health::health_router(health.clone()), stopped(stop_rx.clone()))
-        .await
-        .map_err(|e| startup(&format!("cannot listen on {health_addr}"), e))?;
-    let (_, metrics_task) = health::serve(metrics_addr, health::metrics_router(metrics.clone()), stopped(stop_rx.clone()))
-        .await
-        .map_err(|e| startup(&format!("cannot listen on {metrics_addr}"), e))?;
+    let (_, health_task) = health::serve(
+        health_addr,
+        health::health_router(health.clone()),
+        stopped(stop_rx.clone()),
+    )
+    .await
+    .map_err(|e| startup(&format!("cannot listen on {health_addr}"), e))?;
+    let (_, metrics_task) = health::serve(
+        metrics_addr,
+        health::metrics_router(metrics.clone()),
+        stopped(stop_rx.clone()),
+    )
+    .await
+    .map_err(|e| startup(&format!("cannot listen on {metrics_addr}"), e))?;
 
     let signal_health = health.clone();
     tokio::spawn(async move {
@@ -133,7 +163,10 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
         (Ok(mut term), Ok(mut int)) => {
             tokio::select! {
                 _ = term.recv() => {}
