@@ -2,7 +2,7 @@
 //! result, giving a [`Decision`] to publish or skip.
 //!
 //! Takes the param and result source texts, compiles them once ([`Program::compile`]) and then
-//! decides per resource ([`Program::decide`]). Invariant: a `Program` that compiled cannot fail
+//! decides per resource ([`Program::evaluate`]). Invariant: a `Program` that compiled cannot fail
 //! to evaluate for lack of a name or overload: every failure at decision time is a CEL runtime
 //! error of that one resource, reported in the decision's reason.
 

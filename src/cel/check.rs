@@ -344,9 +344,7 @@ impl Checker<'_> {
     fn index(&mut self, target: &Expr, key: &Expr, span: Span) -> TExpr {
         let (t, k) = (self.expr(target), self.expr(key));
         let ty = match (&t.ty, &k.ty) {
-            (Type::List(elem), kt) if matches!(kt, Type::Int | Type::Uint | Type::Dyn) => {
-                Some((**elem).clone())
-            }
+            (Type::List(elem), Type::Int | Type::Uint | Type::Dyn) => Some((**elem).clone()),
             (Type::Map(kt, vt), key_ty)
                 if key_ty.assignable_to(kt) || (is_numeric(kt) && is_numeric(key_ty)) =>
             {

@@ -250,7 +250,7 @@ pub fn is_pure(f: Builtin) -> bool {
     f != Builtin::Condition
 }
 
-fn str_arg<'a>(f: Builtin, args: &'a [Value], i: usize) -> Result<&'a str, EvalError> {
+fn str_arg(f: Builtin, args: &[Value], i: usize) -> Result<&str, EvalError> {
     match args.get(i) {
         Some(Value::String(s)) => Ok(s),
         _ => Err(no_overload(f, args)),
