@@ -28,7 +28,7 @@ pub fn run(
     for (i, item) in stream.enumerate() {
         let item = item.map_err(|e| CmdError::Input {
             origin: format!("{origin}:{}:{}", e.line(), e.column()),
-            message: format!("invalid JSON in value {}: {e}", i + 1),
+            message: format!("invalid JSON in value {}: {}", i + 1, json_error_text(&e)),
         })?;
         let resources = match item {
             Json::Object(mut obj)
@@ -142,4 +142,13 @@ pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
         }
     }
     .map(|_| ())
+}
+
+/// serde_json's message without its ` at line L column C` suffix (the origin says where).
+fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }

@@ -53,15 +53,8 @@ pub fn version_text() -> String {
     )
 }
 
-/// The current time as a CEL timestamp.
+/// The current time as a CEL timestamp (the epoch if the clock is outside year 1..=9999).
 pub fn now() -> crate::cel::time::Timestamp {
-    let nanos = chrono::Utc::now()
-        .timestamp_nanos_opt()
-        .map_or(0, i128::from);
-    // The current time is always within the timestamp range.
-    crate::cel::time::Timestamp::from_nanos(nanos).unwrap_or_else(|_| unreachable_epoch())
-}
-
-fn unreachable_epoch() -> crate::cel::time::Timestamp {
-    crate::cel::time::Timestamp::from_unix_seconds(0).expect("the epoch is a valid timestamp")
+    use crate::cel::time::Timestamp;
+    Timestamp::from_system_time(std::time::SystemTime::now()).unwrap_or(Timestamp::UNIX_EPOCH)
 }
