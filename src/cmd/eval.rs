@@ -73,7 +73,7 @@ fn report(
         };
         params.insert(p.name.to_string(), value);
     }
-    let id = resource.json.get("id").cloned().unwrap_or(Json::Null);
+    let id = resource.json_field("id").unwrap_or(Json::Null);
     let mut obj = JsonMap::with_capacity(4);
     obj.insert("id".into(), id);
     obj.insert(
