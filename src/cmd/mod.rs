@@ -1,7 +1,9 @@
 //! The subcommands behind `src/main.rs`: each takes parsed options and its input and output
 //! streams, and returns a [`CmdError`] that main prints as one line.
 
+pub mod bench;
 pub mod eval;
+pub mod ir;
 
 use std::path::PathBuf;
 
@@ -36,6 +38,12 @@ pub enum CmdError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] std::io::Error),
+    /// Compiling the rules to native code failed.
+    #[error("{0}")]
+    Jit(#[from] crate::cel::jit::JitError),
+    /// The engines decided differently (`sentinel bench`).
+    #[error("engines disagree: {0}")]
+    Disagree(String),
 }
 
 pub mod check;
