@@ -120,6 +120,22 @@ pub fn compile_expr(source: &str, env: &Env, origin: String) -> Result<TExpr, Ex
     check(&ast, env).map_err(located)
 }
 
+/// Why a param may not have this name: empty, a duplicate, or a built-in name.
+fn name_problem(earlier: &[ParamSource], name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("param name is empty".into());
+    }
+    if matches!(name, "resource" | "now" | "condition") {
+        return Some(format!(
+            "param name \"{name}\" is reserved: it would hide the built-in `{name}`"
+        ));
+    }
+    if earlier.iter().any(|p| p.name == name) {
+        return Some(format!("param name \"{name}\" is declared twice"));
+    }
+    None
+}
+
 /// A compiled param.
 #[derive(Clone, Debug)]
 pub struct Param {
@@ -205,6 +221,15 @@ impl Program {
         let mut params = Vec::with_capacity(src.params.len());
         let mut scope: Vec<(String, Type)> = Vec::new();
         for (i, p) in src.params.iter().enumerate() {
+            if let Some(problem) = name_problem(&src.params[..i], &p.name) {
+                let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
+                let d = Diagnostic::new(problem, Default::default());
+                errors.push(ExprDiagnostics {
+                    origin,
+                    source: p.expr.clone(),
+                    diagnostics: vec![d],
+                });
+            }
             let mut env = Env::decision(&scope);
             env.current = Some(p.name.clone());
             env.later_params = src.params[i + 1..].iter().map(|q| q.name.clone()).collect();

@@ -9,6 +9,7 @@
 //! - [`message_data`]: the CloudEvent `data` object built per published resource.
 //! - [`rules`]: everything a config compiles to (decision + message_data).
 //! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
+//! - [`sim`]: stand-ins for the HyperFleet API (and later the broker) for tests and `simulate`.
 
 pub mod cel;
 pub mod cmd;
@@ -17,3 +18,4 @@ pub mod message_data;
 pub mod resource;
 pub mod rules;
 pub mod sentinel;
+pub mod sim;

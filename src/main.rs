@@ -16,6 +16,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the sentinel: poll the HyperFleet API, decide with the config's rules, publish
+    /// CloudEvents to the broker (broker.yaml / BROKER_* env), serve /healthz, /readyz, /metrics.
+    Serve(cmd::serve::ServeArgs),
     /// Load, validate and compile a config; print a summary, or every diagnostic (exit 1).
     Check {
         #[command(flatten)]
@@ -41,6 +44,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Serve(args) => cmd::serve::main(&args),
         Command::Check { flags } => cmd::check::run(&flags, &mut std::io::stdout()),
         Command::ConfigDump { flags } => config::load(&flags, &config::process_env)
             .map(|c| print!("{}", config::dump(&c)))

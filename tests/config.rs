@@ -30,7 +30,7 @@ fn no_env(_: &str) -> Option<String> {
     None
 }
 
-fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
     let map: HashMap<String, String> = pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -213,151 +213,150 @@ fn bool_flag(text: &str) -> Option<bool> {
     Some(text == "true")
 }
 
-fn rows() -> Vec<Row> {
-    vec![
-        Row {
-            path: "sentinel.name",
-            env: "HYPERFLEET_SENTINEL_NAME",
-            set_flag: Some(|f, v| f.name = Some(v.into())),
-            extra: &[],
-            values: ["file-name", "env-name", "flag-name"],
-            default: Some("hyperfleet-sentinel"),
-            get: |c| c.sentinel.name.clone(),
+/// Every overridable setting, flag and env var.
+const ROWS: &[Row] = &[
+    Row {
+        path: "sentinel.name",
+        env: "HYPERFLEET_SENTINEL_NAME",
+        set_flag: Some(|f, v| f.name = Some(v.into())),
+        extra: &[],
+        values: ["file-name", "env-name", "flag-name"],
+        default: Some("hyperfleet-sentinel"),
+        get: |c| c.sentinel.name.clone(),
+    },
+    Row {
+        path: "log.level",
+        env: "HYPERFLEET_LOG_LEVEL",
+        set_flag: Some(|f, v| f.log_level = Some(v.into())),
+        extra: &[],
+        values: ["debug", "warn", "error"],
+        default: Some("info"),
+        get: |c| c.log.level.to_string(),
+    },
+    Row {
+        path: "log.format",
+        env: "HYPERFLEET_LOG_FORMAT",
+        set_flag: Some(|f, v| f.log_format = Some(v.into())),
+        extra: &[],
+        values: ["text", "json", "text"],
+        default: Some("json"),
+        get: |c| c.log.format.to_string(),
+    },
+    Row {
+        path: "log.output",
+        env: "HYPERFLEET_LOG_OUTPUT",
+        set_flag: Some(|f, v| f.log_output = Some(v.into())),
+        extra: &[],
+        values: ["stderr", "stdout", "stderr"],
+        default: Some("stdout"),
+        get: |c| c.log.output.to_string(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.base_url",
+        env: "HYPERFLEET_API_BASE_URL",
+        set_flag: Some(|f, v| f.hyperfleet_api_base_url = Some(v.into())),
+        extra: &[],
+        values: ["http://file:1", "http://env:2", "https://flag:3"],
+        default: None,
+        get: |c| c.clients.hyperfleet_api.base_url.clone(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.version",
+        env: "HYPERFLEET_API_VERSION",
+        set_flag: Some(|f, v| f.hyperfleet_api_version = Some(v.into())),
+        extra: &[],
+        values: ["v2", "v3", "v4"],
+        default: Some("v1"),
+        get: |c| c.clients.hyperfleet_api.version.clone(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.timeout",
+        env: "HYPERFLEET_API_TIMEOUT",
+        set_flag: Some(|f, v| f.hyperfleet_api_timeout = Some(v.into())),
+        extra: &[],
+        values: ["20s", "30s", "1m30s"],
+        default: Some("10s"),
+        get: |c| duration_text(c.clients.hyperfleet_api.timeout),
+    },
+    Row {
+        path: "clients.hyperfleet_api.page_size",
+        env: "HYPERFLEET_API_PAGE_SIZE",
+        set_flag: Some(|f, v| f.hyperfleet_api_page_size = Some(v.into())),
+        extra: &[],
+        values: ["50", "100", "500"],
+        default: Some("20"),
+        get: |c| c.clients.hyperfleet_api.page_size.to_string(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.auth.token_path",
+        env: "HYPERFLEET_API_AUTH_TOKEN_PATH",
+        set_flag: None,
+        extra: &[],
+        values: ["/file/token", "/env/token", "/unused"],
+        default: Some("no auth"),
+        get: |c| match &c.clients.hyperfleet_api.auth {
+            Some(auth) => auth.token_path.display().to_string(),
+            None => "no auth".to_string(),
         },
-        Row {
-            path: "log.level",
-            env: "HYPERFLEET_LOG_LEVEL",
-            set_flag: Some(|f, v| f.log_level = Some(v.into())),
-            extra: &[],
-            values: ["debug", "warn", "error"],
-            default: Some("info"),
-            get: |c| c.log.level.to_string(),
+    },
+    Row {
+        path: "clients.hyperfleet_api.auth.token_cache_ttl",
+        env: "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
+        set_flag: None,
+        extra: &[("clients.hyperfleet_api.auth.token_path", "/t")],
+        values: ["1m0s", "2m0s", "unused"],
+        default: Some("0s"),
+        get: |c| match &c.clients.hyperfleet_api.auth {
+            Some(auth) => duration_text(auth.token_cache_ttl),
+            None => "no auth".to_string(),
         },
-        Row {
-            path: "log.format",
-            env: "HYPERFLEET_LOG_FORMAT",
-            set_flag: Some(|f, v| f.log_format = Some(v.into())),
-            extra: &[],
-            values: ["text", "json", "text"],
-            default: Some("json"),
-            get: |c| c.log.format.to_string(),
-        },
-        Row {
-            path: "log.output",
-            env: "HYPERFLEET_LOG_OUTPUT",
-            set_flag: Some(|f, v| f.log_output = Some(v.into())),
-            extra: &[],
-            values: ["stderr", "stdout", "stderr"],
-            default: Some("stdout"),
-            get: |c| c.log.output.to_string(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.base_url",
-            env: "HYPERFLEET_API_BASE_URL",
-            set_flag: Some(|f, v| f.hyperfleet_api_base_url = Some(v.into())),
-            extra: &[],
-            values: ["http://file:1", "http://env:2", "https://flag:3"],
-            default: None,
-            get: |c| c.clients.hyperfleet_api.base_url.clone(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.version",
-            env: "HYPERFLEET_API_VERSION",
-            set_flag: Some(|f, v| f.hyperfleet_api_version = Some(v.into())),
-            extra: &[],
-            values: ["v2", "v3", "v4"],
-            default: Some("v1"),
-            get: |c| c.clients.hyperfleet_api.version.clone(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.timeout",
-            env: "HYPERFLEET_API_TIMEOUT",
-            set_flag: Some(|f, v| f.hyperfleet_api_timeout = Some(v.into())),
-            extra: &[],
-            values: ["20s", "30s", "1m30s"],
-            default: Some("10s"),
-            get: |c| duration_text(c.clients.hyperfleet_api.timeout),
-        },
-        Row {
-            path: "clients.hyperfleet_api.page_size",
-            env: "HYPERFLEET_API_PAGE_SIZE",
-            set_flag: Some(|f, v| f.hyperfleet_api_page_size = Some(v.into())),
-            extra: &[],
-            values: ["50", "100", "500"],
-            default: Some("20"),
-            get: |c| c.clients.hyperfleet_api.page_size.to_string(),
-        },
-        Row {
-            path: "clients.hyperfleet_api.auth.token_path",
-            env: "HYPERFLEET_API_AUTH_TOKEN_PATH",
-            set_flag: None,
-            extra: &[],
-            values: ["/file/token", "/env/token", "/unused"],
-            default: Some("no auth"),
-            get: |c| match &c.clients.hyperfleet_api.auth {
-                Some(auth) => auth.token_path.display().to_string(),
-                None => "no auth".to_string(),
-            },
-        },
-        Row {
-            path: "clients.hyperfleet_api.auth.token_cache_ttl",
-            env: "HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL",
-            set_flag: None,
-            extra: &[("clients.hyperfleet_api.auth.token_path", "/t")],
-            values: ["1m0s", "2m0s", "unused"],
-            default: Some("0s"),
-            get: |c| match &c.clients.hyperfleet_api.auth {
-                Some(auth) => duration_text(auth.token_cache_ttl),
-                None => "no auth".to_string(),
-            },
-        },
-        Row {
-            path: "clients.broker.topic",
-            env: "HYPERFLEET_BROKER_TOPIC",
-            set_flag: Some(|f, v| f.broker_topic = Some(v.into())),
-            extra: &[],
-            values: ["file-topic", "env-topic", "flag-topic"],
-            default: Some(""),
-            get: |c| c.clients.broker.topic.clone(),
-        },
-        Row {
-            path: "resource_type",
-            env: "HYPERFLEET_RESOURCE_TYPE",
-            set_flag: Some(|f, v| f.resource_type = Some(v.into())),
-            extra: &[],
-            values: ["clusters", "nodepools", "machines"],
-            default: None,
-            get: |c| c.resource_type.clone(),
-        },
-        Row {
-            path: "poll_interval",
-            env: "HYPERFLEET_POLL_INTERVAL",
-            set_flag: Some(|f, v| f.poll_interval = Some(v.into())),
-            extra: &[],
-            values: ["1s", "2s", "300ms"],
-            default: Some("5s"),
-            get: |c| duration_text(c.poll_interval),
-        },
-        Row {
-            path: "debug_config",
-            env: "HYPERFLEET_DEBUG_CONFIG",
-            set_flag: Some(|f, v| f.debug_config = bool_flag(v)),
-            extra: &[],
-            values: ["true", "false", "true"],
-            default: Some("false"),
-            get: |c| c.debug_config.to_string(),
-        },
-        Row {
-            path: "tracing_enabled",
-            env: "HYPERFLEET_TRACING_ENABLED",
-            set_flag: Some(|f, v| f.tracing_enabled = bool_flag(v)),
-            extra: &[],
-            values: ["false", "true", "false"],
-            default: Some("true"),
-            get: |c| c.tracing_enabled.to_string(),
-        },
-    ]
-}
+    },
+    Row {
+        path: "clients.broker.topic",
+        env: "HYPERFLEET_BROKER_TOPIC",
+        set_flag: Some(|f, v| f.broker_topic = Some(v.into())),
+        extra: &[],
+        values: ["file-topic", "env-topic", "flag-topic"],
+        default: Some(""),
+        get: |c| c.clients.broker.topic.clone(),
+    },
+    Row {
+        path: "resource_type",
+        env: "HYPERFLEET_RESOURCE_TYPE",
+        set_flag: Some(|f, v| f.resource_type = Some(v.into())),
+        extra: &[],
+        values: ["clusters", "nodepools", "machines"],
+        default: None,
+        get: |c| c.resource_type.clone(),
+    },
+    Row {
+        path: "poll_interval",
+        env: "HYPERFLEET_POLL_INTERVAL",
+        set_flag: Some(|f, v| f.poll_interval = Some(v.into())),
+        extra: &[],
+        values: ["1s", "2s", "300ms"],
+        default: Some("5s"),
+        get: |c| duration_text(c.poll_interval),
+    },
+    Row {
+        path: "debug_config",
+        env: "HYPERFLEET_DEBUG_CONFIG",
+        set_flag: Some(|f, v| f.debug_config = bool_flag(v)),
+        extra: &[],
+        values: ["true", "false", "true"],
+        default: Some("false"),
+        get: |c| c.debug_config.to_string(),
+    },
+    Row {
+        path: "tracing_enabled",
+        env: "HYPERFLEET_TRACING_ENABLED",
+        set_flag: Some(|f, v| f.tracing_enabled = bool_flag(v)),
+        extra: &[],
+        values: ["false", "true", "false"],
+        default: Some("true"),
+        get: |c| c.tracing_enabled.to_string(),
+    },
+];
 
 /// Sets (or, with `None`, removes) the value at a dotted path of a YAML document.
 fn set_path(doc: &mut serde_yaml::Value, path: &str, value: Option<&str>) {
@@ -367,6 +366,9 @@ fn set_path(doc: &mut serde_yaml::Value, path: &str, value: Option<&str>) {
         let map = node.as_mapping_mut().expect("mapping");
         let key = serde_yaml::Value::from(*part);
         if !map.contains_key(&key) {
+            if value.is_none() {
+                return;
+            }
             map.insert(key.clone(), serde_yaml::Value::Mapping(Default::default()));
         }
         node = map.get_mut(&key).expect("just inserted");
@@ -404,9 +406,8 @@ fn layered(row: &Row, file: bool, env: Option<&str>, flag: bool) -> String {
 
 #[test]
 fn precedence_flag_env_file_default_for_every_setting() {
-    let rows = rows();
-    assert_eq!(rows.len(), 15, "every flag/env pair has a row");
-    for row in &rows {
+    assert_eq!(ROWS.len(), 15, "every flag/env pair has a row");
+    for row in ROWS {
         let [file, env, flag] = row.values;
         let none = layered(row, false, None, false);
         match row.default {
@@ -582,9 +583,9 @@ fn out_of_range_overrides_name_their_source() {
     };
     assert_eq!(
         error_text(MINIMAL, &flags, &env),
-        "config.yaml: sentinel.name: must not be empty (set by --name)\n\
-         config.yaml: clients.hyperfleet_api.page_size: must be between 1 and 500, got 0 (set by \
+        "config.yaml: clients.hyperfleet_api.page_size: must be between 1 and 500, got 0 (set by \
          HYPERFLEET_API_PAGE_SIZE)\n\
+         config.yaml: sentinel.name: must not be empty (set by --name)\n\
          config.yaml: log.level: must be one of debug, info, warn, error, got \"loud\" (set by \
          HYPERFLEET_LOG_LEVEL)"
     );

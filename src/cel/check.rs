@@ -129,24 +129,13 @@ struct Checker<'e> {
     diags: Vec<Diagnostic>,
 }
 
-/// The type-name identifiers that evaluate to type values.
-fn type_constant(name: &str) -> Option<Type> {
-    Some(match name {
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "bool" => Type::Bool,
-        "string" => Type::String,
-        "bytes" => Type::Bytes,
-        "null_type" => Type::Null,
-        "list" => Type::list(Type::Dyn),
-        "map" => Type::map(Type::Dyn, Type::Dyn),
-        "type" => Type::Type,
-        "dyn" => Type::Dyn,
-        "google.protobuf.Timestamp" => Type::Timestamp,
-        "google.protobuf.Duration" => Type::Duration,
-        _ => return None,
-    })
+/// The dotted name an identifier or a chain of field selections spells (`google.protobuf`).
+fn qualified_name(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Ident(name) => Some(name.clone()),
+        ExprKind::Member(target, field) => qualified_name(target).map(|q| format!("{q}.{field}")),
+        _ => None,
+    }
 }
 
 fn node(kind: TExprKind, ty: Type, span: Span) -> TExpr {
@@ -205,7 +194,7 @@ impl Checker<'_> {
         if let Some(decl) = self.env.vars.iter().find(|d| d.name == name) {
             return node(TExprKind::Var(decl.var), decl.ty.clone(), span);
         }
-        if let Some(ty) = type_constant(name) {
+        if let Some(ty) = Type::from_name(name) {
             return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
         }
         if self.env.later_params.iter().any(|p| p == name) {
@@ -292,6 +281,12 @@ impl Checker<'_> {
     }
 
     fn select(&mut self, target: &Expr, field: &str, span: Span, has: bool) -> TExpr {
+        if !has
+            && let Some(ty) =
+                qualified_name(target).and_then(|q| Type::from_name(&format!("{q}.{field}")))
+        {
+            return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
+        }
         let t = self.expr(target);
         let field_ty = match &t.ty {
             Type::Dyn => Some(Type::Dyn),
@@ -330,9 +325,7 @@ impl Checker<'_> {
     fn index(&mut self, target: &Expr, key: &Expr, span: Span) -> TExpr {
         let (t, k) = (self.expr(target), self.expr(key));
         let ty = match (&t.ty, &k.ty) {
-            (Type::List(elem), kt) if matches!(kt, Type::Int | Type::Uint | Type::Dyn) => {
-                Some((**elem).clone())
-            }
+            (Type::List(elem), Type::Int | Type::Uint | Type::Dyn) => Some((**elem).clone()),
             (Type::Map(kt, vt), key_ty)
                 if key_ty.assignable_to(kt) || (is_numeric(kt) && is_numeric(key_ty)) =>
             {

@@ -250,7 +250,7 @@ pub fn is_pure(f: Builtin) -> bool {
     f != Builtin::Condition
 }
 
-fn str_arg<'a>(f: Builtin, args: &'a [Value], i: usize) -> Result<&'a str, EvalError> {
+fn str_arg(f: Builtin, args: &[Value], i: usize) -> Result<&str, EvalError> {
     match args.get(i) {
         Some(Value::String(s)) => Ok(s),
         _ => Err(no_overload(f, args)),
@@ -510,8 +510,9 @@ pub fn to_string(v: &Value) -> Result<String, EvalError> {
     })
 }
 
-/// Formats a double as cel-go and cel-cpp do: shortest round-trip digits, exponent form for
-/// very large or small magnitudes (`1e+100`, `1.5e-07`).
+/// Formats a double as cel-go (`strconv.FormatFloat(d, 'g', -1, 64)`) and cel-cpp do: the
+/// shortest round-trip digits, in exponent form when the decimal exponent is below -4 or at
+/// least 6 (`1e+06`, `1.5e-07`, `123456`).
 pub fn format_double(d: f64) -> String {
     if d.is_nan() {
         return "NaN".into();
@@ -523,13 +524,13 @@ pub fn format_double(d: f64) -> String {
             "-Inf".into()
         };
     }
-    let abs = d.abs();
-    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
-        let s = format!("{d:e}");
-        // Rust prints `1e100` / `1.5e-7`; Go prints `1e+100` / `1.5e-07`.
-        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let (sign, digits) = exp.strip_prefix('-').map_or(("+", exp), |d| ("-", d));
-        return format!("{mantissa}e{sign}{digits:0>2}");
+    // Rust's `{:e}` gives the shortest round-trip digits with the exponent: `1.2345e5`.
+    let sci = format!("{d:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if d != 0.0 && !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
     format!("{d}")
 }

@@ -37,14 +37,14 @@ impl Value {
                         }
                     })
             }
-            (Resource(a), Resource(b)) => Arc::ptr_eq(a, b) || a.json == b.json,
+            (Resource(a), Resource(b)) => Arc::ptr_eq(a, b) || a.json() == b.json(),
             _ => numeric_cmp(self, other) == Some(Ordering::Equal),
         }
     }
 }
 
-/// Compares two numbers of any numeric types exactly (no lossy int→double conversion); `None`
-/// for non-numbers and NaN.
+/// Compares two numbers of any numeric types (ints with ints exactly, ints with doubles as
+/// doubles); `None` for non-numbers and NaN.
 pub fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     match (a, b) {
@@ -53,30 +53,13 @@ pub fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Double(x), Double(y)) => x.partial_cmp(y),
         (Int(x), Uint(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
         (Uint(x), Int(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
-        (Int(x), Double(y)) => cmp_int_double(i128::from(*x), *y),
-        (Uint(x), Double(y)) => cmp_int_double(i128::from(*x), *y),
-        (Double(x), Int(y)) => cmp_int_double(i128::from(*y), *x).map(Ordering::reverse),
-        (Double(x), Uint(y)) => cmp_int_double(i128::from(*y), *x).map(Ordering::reverse),
+        // CEL compares an integer with a double by converting the integer to double, as cel-go
+        // and cel-cpp do (so 2^63 - 1 equals 2^63 as a double).
+        (Int(x), Double(y)) => (*x as f64).partial_cmp(y),
+        (Uint(x), Double(y)) => (*x as f64).partial_cmp(y),
+        (Double(x), Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Double(x), Uint(y)) => x.partial_cmp(&(*y as f64)),
         _ => None,
-    }
-}
-
-fn cmp_int_double(i: i128, d: f64) -> Option<Ordering> {
-    if d.is_nan() {
-        return None;
-    }
-    // Doubles beyond ±2^64 order against every 64-bit integer by sign alone.
-    if d >= 18446744073709551616.0 {
-        return Some(Ordering::Less);
-    }
-    if d < -9223372036854775808.0 {
-        return Some(Ordering::Greater);
-    }
-    let whole = d.trunc();
-    match i.cmp(&(whole as i128)) {
-        Ordering::Equal if d > whole => Some(Ordering::Less),
-        Ordering::Equal if d < whole => Some(Ordering::Greater),
-        ord => Some(ord),
     }
 }
 

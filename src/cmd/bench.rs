@@ -175,7 +175,7 @@ fn check_agreement(
         let db = native.evaluate(r, now, &mut b);
         let (sa, sb) = (format!("{:?}", a.slots), format!("{:?}", b.slots));
         if da != db || sa != sb {
-            let id = r.json.get("id").cloned().unwrap_or(Json::Null);
+            let id = r.json_field("id").unwrap_or(Json::Null);
             return Err(CmdError::Disagree(format!(
                 "resource {id}: interp decided {da:?} with params {sa}, jit decided {db:?} with params {sb}"
             )));

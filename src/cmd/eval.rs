@@ -50,7 +50,7 @@ pub fn for_each_resource(
     for (i, item) in stream.enumerate() {
         let item = item.map_err(|e| CmdError::Input {
             origin: format!("{origin}:{}:{}", e.line(), e.column()),
-            message: format!("invalid JSON in value {}: {e}", i + 1),
+            message: format!("invalid JSON in value {}: {}", i + 1, json_error_text(&e)),
         })?;
         match item {
             Json::Object(mut obj)
@@ -83,7 +83,7 @@ fn report(
         };
         params.insert(p.name.to_string(), value);
     }
-    let id = resource.json.get("id").cloned().unwrap_or(Json::Null);
+    let id = resource.json_field("id").unwrap_or(Json::Null);
     let mut obj = JsonMap::with_capacity(4);
     obj.insert("id".into(), id);
     obj.insert(
@@ -146,4 +146,13 @@ pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
         }
     }
     .map(|_| ())
+}
+
+/// serde_json's message without its ` at line L column C` suffix (the origin says where).
+fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }

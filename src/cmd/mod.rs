@@ -32,6 +32,9 @@ pub enum CmdError {
     /// The rules did not compile.
     #[error("{0}")]
     Compile(#[from] crate::decision::CompileError),
+    /// The daemon could not start (API probe, broker, listeners).
+    #[error("{0}")]
+    Startup(String),
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] std::io::Error),
@@ -44,6 +47,7 @@ pub enum CmdError {
 }
 
 pub mod check;
+pub mod serve;
 
 /// The crate version, for `--version` and the User-Agent.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -57,15 +61,8 @@ pub fn version_text() -> String {
     )
 }
 
-/// The current time as a CEL timestamp.
+/// The current time as a CEL timestamp (the epoch if the clock is outside year 1..=9999).
 pub fn now() -> crate::cel::time::Timestamp {
-    let nanos = chrono::Utc::now()
-        .timestamp_nanos_opt()
-        .map_or(0, i128::from);
-    // The current time is always within the timestamp range.
-    crate::cel::time::Timestamp::from_nanos(nanos).unwrap_or_else(|_| unreachable_epoch())
-}
-
-fn unreachable_epoch() -> crate::cel::time::Timestamp {
-    crate::cel::time::Timestamp::from_unix_seconds(0).expect("the epoch is a valid timestamp")
+    use crate::cel::time::Timestamp;
+    Timestamp::from_system_time(std::time::SystemTime::now()).unwrap_or(Timestamp::UNIX_EPOCH)
 }

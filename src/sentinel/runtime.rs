@@ -86,7 +86,11 @@ impl Daemon {
 
     /// One cycle at `now`: fetch page by page, decide, publish. Abandons the rest of the cycle on
     /// a fetch error or when `shutdown` turns true between pages.
-    pub async fn cycle(&mut self, now: Timestamp, shutdown: &mut watch::Receiver<bool>) -> CycleReport {
+    pub async fn cycle(
+        &mut self,
+        now: Timestamp,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> CycleReport {
         let started = Instant::now();
         let mut report = CycleReport::default();
         let mut pending = 0usize;
@@ -154,7 +158,9 @@ impl Daemon {
             return;
         }
         let results = self.publisher.publish_batch(events).await;
-        self.health.set_broker((!self.publisher.is_connected()).then(|| "broker connection is down".to_string()));
+        self.health.set_broker(
+            (!self.publisher.is_connected()).then(|| "broker connection is down".to_string()),
+        );
         for (id, result) in ids.iter().zip(results) {
             match result {
                 Ok(()) => {

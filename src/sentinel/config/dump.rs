@@ -9,7 +9,8 @@ use serde_yaml::{Mapping, Value};
 use std::time::Duration;
 
 /// The configuration as a YAML document, keys in the Go sentinel's order; `auth` and
-/// `message_decision` appear only when set.
+/// `message_decision` appear only when set. `message_data` leaves are written as their CEL text,
+/// so a number given as `count: 3` comes back as `count: '3'`, which is the same expression.
 pub fn dump(config: &Config) -> String {
     let api = &config.clients.hyperfleet_api;
     let mut hyperfleet_api = vec![

@@ -343,6 +343,27 @@ pub enum ConfigError {
     },
 }
 
+/// Whether a problem already covers `path`: one at `path`, under it or at an ancestor (a wrong
+/// type there), or a misspelling of its last segment in the same mapping. Saying `required` as
+/// well would only repeat it.
+fn already_reported(problems: &[Problem], path: &str) -> bool {
+    let parent_of = |p: &str| {
+        p.rsplit_once('.')
+            .map_or("", |(parent, _)| parent)
+            .to_string()
+    };
+    let leaf = path.rsplit_once('.').map_or(path, |(_, leaf)| leaf);
+    let hint = format!("did you mean `{leaf}`?");
+    let related = |a: &str, b: &str| {
+        a.is_empty() || a == b || b.starts_with(&format!("{a}.")) || b.starts_with(&format!("{a}["))
+    };
+    problems.iter().any(|p| {
+        related(&p.path, path)
+            || related(path, &p.path)
+            || (p.message.ends_with(&hint) && parent_of(&p.path) == parent_of(path))
+    })
+}
+
 fn located(file: &str, position: &Option<LineCol>) -> String {
     match position {
         Some(p) => format!("{file}:{p}"),
@@ -413,11 +434,32 @@ fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Conf
     }
     match validate::build(&raw, &mut problems) {
         Some(config) if problems.is_empty() => Ok(config),
-        _ => Err(ConfigError::Invalid {
-            file: file.to_string(),
-            problems,
-        }),
+        _ => {
+            sort_like_document(&mut problems, &document);
+            Err(ConfigError::Invalid {
+                file: file.to_string(),
+                problems,
+            })
+        }
     }
+}
+
+/// Orders problems by where their top-level key appears in the document (keys it lacks last),
+/// keeping the order within a key. Positions inside the file are not known, so this is as close
+/// to document order as the problems get.
+fn sort_like_document(problems: &mut [Problem], document: &serde_yaml::Value) {
+    let top_keys: Vec<&str> = match document {
+        serde_yaml::Value::Mapping(map) => map.keys().filter_map(|k| k.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    problems.sort_by_key(|p| {
+        let top = p.path.split(['.', '[']).next().unwrap_or_default();
+        match top_keys.iter().position(|k| *k == top) {
+            _ if p.path.is_empty() => 0,
+            Some(i) => i + 1,
+            None => usize::MAX,
+        }
+    });
 }
 
 /// Parses YAML text into a value with `<<` merge keys applied.

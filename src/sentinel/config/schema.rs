@@ -7,7 +7,9 @@
 
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
-use super::{LabelSelector, MessageData, MessageDecisionConfig, ParamConfig, Problem};
+use super::{
+    LabelSelector, MessageData, MessageDecisionConfig, ParamConfig, Problem, already_reported,
+};
 use crate::cel::diag::nearest;
 use serde_yaml::{Mapping, Number, Value};
 use std::collections::HashSet;
@@ -211,10 +213,6 @@ impl Reader<'_> {
         });
     }
 
-    fn has_problem(&self, path: &str) -> bool {
-        self.problems.iter().any(|p| p.path == path)
-    }
-
     fn unknown_key(&mut self, path: &str, key: &str, names: &[&'static str]) {
         let message = match nearest(key, names.iter().copied()) {
             Some(near) => format!("unknown key, did you mean `{near}`?"),
@@ -306,7 +304,7 @@ impl Reader<'_> {
         match value {
             Some(text) if text.trim().is_empty() => self.problem(path, "must not be empty"),
             Some(text) => return text,
-            None if self.has_problem(path) => {}
+            None if already_reported(self.problems, path) => {}
             None => self.problem(path, "required"),
         }
         String::new()
@@ -447,7 +445,7 @@ impl Reader<'_> {
             Value::String(s) => Ok(s.clone()),
             Value::Bool(b) => Ok(b.to_string()),
             Value::Number(n) => number_literal(n)
-                .ok_or_else(|| format!("{n} is not a finite number, which CEL cannot write")),
+                .ok_or_else(|| format!("{n} is not a finite number; CEL has no literal for it")),
             Value::Null => Err(format!(
                 "null value is not allowed (was it left blank?); {LEAF}"
             )),

@@ -8,7 +8,7 @@ use super::keys::{Key, Scalar};
 use super::schema::Raw;
 use super::{
     ApiConfig, AuthConfig, BrokerClient, Clients, Config, LogConfig, LogFormat, LogLevel,
-    LogOutput, Problem, SentinelConfig,
+    LogOutput, Problem, SentinelConfig, already_reported,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -100,13 +100,9 @@ impl Checker<'_> {
         });
     }
 
-    fn has_problem(&self, path: &str) -> bool {
-        self.problems.iter().any(|p| p.path == path)
-    }
-
     /// Reports a missing required setting, saying where it can be set.
     fn required(&mut self, key: Key) {
-        if self.has_problem(key.path()) {
+        if already_reported(self.problems, key.path()) {
             return;
         }
         let spec = key.spec();
@@ -311,7 +307,7 @@ impl Checker<'_> {
     }
 
     fn message_data(&mut self) -> Option<super::MessageData> {
-        if self.raw.message_data.is_none() && !self.has_problem("message_data") {
+        if self.raw.message_data.is_none() && !already_reported(self.problems, "message_data") {
             self.problems.push(Problem {
                 path: "message_data".to_string(),
                 message: "required; a mapping of CloudEvent data keys to CEL expressions"

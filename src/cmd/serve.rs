@@ -1,0 +1,181 @@
+//! `sentinel serve`: the daemon. Startup is strict and in the Go sentinel's order: config, logging,
+//! rules, API probe, broker, HTTP servers, then the poll loop until SIGTERM/SIGINT.
+
+use super::CmdError;
+use crate::rules::Rules;
+use crate::sentinel::api::{ApiClient, ApiClientConfig, search_from_selector};
+use crate::sentinel::config::{self, Config, ConfigFlags, LogFormat, LogLevel, LogOutput};
+use crate::sentinel::health::{self, HealthState};
+use crate::sentinel::logging::{self, LogSettings};
+use crate::sentinel::metrics::Metrics;
+use crate::sentinel::runtime::Daemon;
+use crate::sentinel::{broker, broker::config as broker_config};
+use std::sync::Arc;
+use tokio::sync::watch;
+use tracing::info;
+
+/// Options of `sentinel serve`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// The config file and the overrides of its values.
+    #[command(flatten)]
+    pub flags: ConfigFlags,
+    /// Address of the health server (/healthz, /readyz).
+    #[arg(
+        long = "health-server-bindaddress",
+        default_value = ":8080",
+        value_name = "ADDR"
+    )]
+    pub health_addr: String,
+    /// Address of the metrics server (/metrics).
+    #[arg(
+        long = "metrics-server-bindaddress",
+        default_value = ":9090",
+        value_name = "ADDR"
+    )]
+    pub metrics_addr: String,
+}
+
+fn startup(what: &str, e: impl std::fmt::Display) -> CmdError {
+    CmdError::Startup(format!("{what}: {e}"))
+}
+
+/// The settings the logger takes from the config.
+pub fn log_settings(config: &Config) -> LogSettings {
+    LogSettings {
+        level: match config.log.level {
+            LogLevel::Debug => tracing::Level::DEBUG,
+            LogLevel::Info => tracing::Level::INFO,
+            LogLevel::Warn => tracing::Level::WARN,
+            LogLevel::Error => tracing::Level::ERROR,
+        },
+        json: config.log.format == LogFormat::Json,
+        stderr: config.log.output == LogOutput::Stderr,
+        version: super::VERSION.to_string(),
+    }
+}
+
+/// The API client settings the config gives.
+pub fn api_config(config: &Config) -> ApiClientConfig {
+    let api = &config.clients.hyperfleet_api;
+    ApiClientConfig {
+        base_url: api.base_url.clone(),
+        version: api.version.clone(),
+        timeout: api.timeout,
+        page_size: api.page_size,
+        token_path: api.auth.as_ref().map(|a| a.token_path.clone()),
+        token_cache_ttl: api
+            .auth
+            .as_ref()
+            .map(|a| a.token_cache_ttl)
+            .unwrap_or_default(),
+        user_agent: format!(
+            "hyperfleet-sentinel/{} ({})",
+            super::VERSION,
+            config.sentinel.name
+        ),
+        ..ApiClientConfig::default()
+    }
+}
+
+/// Runs `sentinel serve` to completion (exit 0 after a signal).
+pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
+    let config = config::load(&args.flags, &config::process_env)?;
+    logging::init(&log_settings(&config));
+    if config.debug_config {
+        info!("Loaded configuration:\n{}", config::dump(&config));
+    }
+    let rules = Arc::new(Rules::compile(&config)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| startup("cannot start the async runtime", e))?;
+    runtime.block_on(serve(args, config, rules))
+}
+
+async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<(), CmdError> {
+    let selector = super::check::selector_pairs(&config);
+    let api = ApiClient::new(api_config(&config))
+        .map_err(|e| startup("invalid API client settings", e))?;
+    api.probe(&config.resource_type)
+        .await
+        .map_err(|e| startup("HyperFleet API connectivity check failed", e))?;
+    let broker_cfg = broker_config::load(&config::process_env)
+        .map_err(|e| startup("invalid broker config", e))?;
+    if broker_cfg.log_config {
+        info!("Broker configuration: {}", broker_cfg.masked());
+    }
+    let topic = config.clients.broker.topic.clone();
+    let publisher = broker::connect(&broker_cfg, &topic)
+        .await
+        .map_err(|e| startup("cannot connect to the broker", e))?;
+
+    let health = HealthState::new(config.poll_interval);
+    let metrics = Metrics::new(super::VERSION, &config.resource_type, &selector, &topic);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let health_addr = health::parse_bind_address(&args.health_addr)
+        .map_err(|e| startup("--health-server-bindaddress", e))?;
+    let metrics_addr = health::parse_bind_address(&args.metrics_addr)
+        .map_err(|e| startup("--metrics-server-bindaddress", e))?;
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let (_, health_task) = health::serve(
+        health_addr,
+        health::health_router(health.clone()),
+        stopped(stop_rx.clone()),
+    )
+    .await
+    .map_err(|e| startup(&format!("cannot listen on {health_addr}"), e))?;
+    let (_, metrics_task) = health::serve(
+        metrics_addr,
+        health::metrics_router(metrics.clone()),
+        stopped(stop_rx.clone()),
+    )
+    .await
+    .map_err(|e| startup(&format!("cannot listen on {metrics_addr}"), e))?;
+
+    let signal_health = health.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        info!("Received shutdown signal, stopping");
+        signal_health.shutting_down();
+        let _ = stop_tx.send(true);
+    });
+
+    let daemon = Daemon {
+        resource_type: config.resource_type.clone(),
+        search: search_from_selector(selector.iter().map(|(l, v)| (l.as_str(), v.as_str()))),
+        topic,
+        poll_interval: config.poll_interval,
+        rules,
+        api,
+        publisher,
+        metrics,
+        health,
+    };
+    daemon.run(stop_rx).await;
+    let _ = health_task.await;
+    let _ = metrics_task.await;
+    info!("Sentinel stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        // Without signal handlers (not expected on Linux) fall back to Ctrl-C.
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! The HyperFleet API client: the startup connectivity probe and the paged, streaming list of a
+//! resource collection.
+//!
+//! Takes an [`ApiClientConfig`]; gives [`ApiClient::probe`] and [`ApiClient::list`], whose
+//! [`Pager`] yields the collection page by page, in page order, while fetching a few pages ahead.
+//!
+//! Invariants:
+//! - memory does not grow with the fleet: at most `prefetch` pages are buffered, and a page's
+//!   resources are dropped once the caller is done with it;
+//! - a retriable failure retries the failing page only, never the pages already yielded;
+//! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
+//!   page requests: an insertion ahead of the cursor pushes items from one page onto the next,
+//!   so a page's ids are checked against the ids of the [`DEDUPE_WINDOW`] pages before it (a
+//!   window, not every id of the cycle, so that memory stays bounded for a million resources).
+
+mod error;
+mod query;
+mod retry;
+mod token;
+
+pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError};
+
+/// How many preceding pages' ids a page is de-duplicated against.
+pub const DEDUPE_WINDOW: usize = 4;
+pub use query::search_from_selector;
+pub use retry::Backoff;
+
+use crate::resource::Resource;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use token::TokenSource;
+use tokio::task::JoinHandle;
+
+/// What the client needs from the sentinel configuration.
+#[derive(Clone, Debug)]
+pub struct ApiClientConfig {
+    /// The API's base URL, e.g. `http://hyperfleet-api:8000` (a trailing `/` is ignored).
+    pub base_url: String,
+    /// The API version path segment, `v1` by default.
+    pub version: String,
+    /// The timeout of each HTTP request, from connecting to the end of the body.
+    pub timeout: Duration,
+    /// Resources per list page (the API rejects more than 100).
+    pub page_size: u32,
+    /// A file holding the bearer token; no `Authorization` header when `None`.
+    pub token_path: Option<PathBuf>,
+    /// How long a token read from `token_path` is reused; zero re-reads it for every request.
+    pub token_cache_ttl: Duration,
+    /// The `User-Agent` header, `hyperfleet-sentinel/<version> (<sentinel name>)`.
+    pub user_agent: String,
+    /// Retry parameters for retriable failures.
+    pub backoff: Backoff,
+    /// How many list pages may be requested or buffered ahead of the caller (at least 1).
+    pub prefetch: usize,
+}
+
+impl Default for ApiClientConfig {
+    fn default() -> ApiClientConfig {
+        ApiClientConfig {
+            base_url: "http://localhost:8000".to_string(),
+            version: "v1".to_string(),
+            timeout: Duration::from_secs(10),
+            page_size: 20,
+            token_path: None,
+            token_cache_ttl: Duration::ZERO,
+            user_agent: format!("hyperfleet-sentinel/{}", env!("CARGO_PKG_VERSION")),
+            backoff: Backoff::default(),
+            prefetch: 4,
+        }
+    }
+}
+
+/// A HyperFleet API client. Cheap to clone; clones share connections and the token cache.
+#[derive(Clone, Debug)]
+pub struct ApiClient {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    http: reqwest::Client,
+    config: ApiClientConfig,
+    token: Option<TokenSource>,
+}
+
+/// One page of a listed collection.
+#[derive(Debug)]
+pub struct Page {
+    /// The page number, from 1.
+    pub number: u32,
+    /// The page's resources in API order, minus any already yielded by this pager.
+    pub items: Vec<Resource>,
+    /// The collection size the API reported with this page.
+    pub total: u64,
+}
+
+impl ApiClient {
+    /// Builds a client. Fails on a base URL that is not an absolute http(s) URL or a user agent
+    /// that is not a valid header value.
+    pub fn new(config: ApiClientConfig) -> Result<ApiClient, ApiError> {
+        let base = reqwest::Url::parse(&config.base_url)
+            .map_err(|e| ApiError::Config(format!("base url {:?}: {e}", config.base_url)))?;
+        if !matches!(base.scheme(), "http" | "https") {
+            let reason = format!(
+                "base url {:?}: scheme is not http or https",
+                config.base_url
+            );
+            return Err(ApiError::Config(reason));
+        }
+        let user_agent = HeaderValue::from_str(&config.user_agent)
+            .map_err(|e| ApiError::Config(format!("user agent {:?}: {e}", config.user_agent)))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(USER_AGENT, user_agent);
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .timeout(config.timeout)
+            .build()
+            .map_err(|e| ApiError::Config(e.to_string()))?;
+        let token = config
+            .token_path
+            .clone()
+            .map(|path| TokenSource::new(path, config.token_cache_ttl));
+        Ok(ApiClient {
+            inner: Arc::new(Inner {
+                http,
+                config,
+                token,
+            }),
+        })
+    }
+
+    /// The configuration the client was built from.
+    pub fn config(&self) -> &ApiClientConfig {
+        &self.inner.config
+    }
+
+    /// Checks at startup that the API answers: one request, not retried, for a label no resource
+    /// has. Only a 200 passes; any other status is an [`ApiError::Http`] carrying it.
+    pub async fn probe(&self, resource_type: &str) -> Result<(), ApiError> {
+        let url = query::probe_url(&self.collection_url(resource_type));
+        self.inner.get(&url, |_| Ok(())).await
+    }
+
+    /// Starts listing `resource_type` (`clusters`, `nodepools`), filtered by the TSL `search`
+    /// expression (see [`search_from_selector`]). Nothing is requested until the first
+    /// [`Pager::next_page`].
+    pub fn list(&self, resource_type: &str, search: Option<&str>) -> Pager {
+        Pager {
+            inner: self.inner.clone(),
+            collection: self.collection_url(resource_type),
+            search: search.map(str::to_string),
+            next_number: 1,
+            in_flight: VecDeque::new(),
+            received: 0,
+            recent_ids: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    fn collection_url(&self, resource_type: &str) -> String {
+        let config = &self.inner.config;
+        query::collection_url(&config.base_url, &config.version, resource_type)
+    }
+}
+
+impl Inner {
+    /// One GET, not retried here: `parse` applied to the body of a 200 response, or the error.
+    async fn get<T>(
+        &self,
+        url: &str,
+        parse: impl FnOnce(&[u8]) -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
+        let mut request = self.http.get(url);
+        if let Some(token) = &self.token {
+            // Read before sending: a token failure means no request goes out at all.
+            let token = token.get()?;
+            request = request.header(AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let timeout = self.config.timeout;
+        let transport = |e| ApiError::from_reqwest(e, timeout);
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(transport)?;
+        if status != reqwest::StatusCode::OK {
+            return Err(ApiError::http(status.as_u16(), &body));
+        }
+        parse(&body)
+    }
+
+    /// Fetches and decodes one list page, retrying retriable failures of this page only.
+    async fn fetch_page(self: Arc<Inner>, url: String, number: u32) -> Result<Decoded, ApiError> {
+        let attempt = || self.get(&url, decode_page);
+        let on_retry = |retry: u32, err: &ApiError, wait: Duration| {
+            tracing::warn!(page = number, retry, wait_ms = wait.as_millis() as u64, error = %err,
+                "retrying hyperfleet api request");
+        };
+        self.config.backoff.retry(attempt, on_retry).await
+    }
+}
+
+/// A list page as decoded from the response body.
+#[derive(Debug)]
+struct Decoded {
+    items: Vec<Resource>,
+    total: u64,
+}
+
+/// The list envelope `{items, page, size, total}`; `page`, `size`, `kind` and any other field are
+/// ignored, a null or missing `items` is an empty page.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    items: Option<Vec<Box<serde_json::value::RawValue>>>,
+    total: i64,
+}
+
+/// Decodes one list page. The only place response bytes become resources.
+fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
+    let envelope: Envelope = serde_json::from_slice(body).map_err(ApiError::Decode)?;
+    let items = envelope
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(Resource::from_raw)
+        .collect();
+    Ok(Decoded {
+        items,
+        total: envelope.total.max(0) as u64,
+    })
+}
+
+/// The pages of one listing, yielded in order while up to `prefetch` pages are fetched ahead.
+///
+/// Pages are requested from 1 until the items received reach the `total` of the latest page or a
+/// page comes back empty. Once the first page reveals `total`, the next pages are requested
+/// concurrently (at most `prefetch` requested or buffered at once); each is yielded only after all
+/// earlier ones. After an error the pager yields `None`: the caller abandons the cycle, and the
+/// pages fetched ahead are cancelled. Dropping the pager cancels them too.
+#[derive(Debug)]
+pub struct Pager {
+    inner: Arc<Inner>,
+    collection: String,
+    search: Option<String>,
+    next_number: u32,
+    in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
+    received: u64,
+    recent_ids: VecDeque<HashSet<Arc<str>>>,
+    done: bool,
+}
+
+impl Pager {
+    /// The next page in order, an error that ends the listing, or `None` when it is complete.
+    pub async fn next_page(&mut self) -> Option<Result<Page, ApiError>> {
+        if self.done {
+            return None;
+        }
+        if self.in_flight.is_empty() {
+            // The first page, or one more page because the collection grew past the total.
+            self.spawn_next();
+        }
+        let (number, task) = self.in_flight.pop_front()?;
+        let decoded = match task.await {
+            Ok(Ok(decoded)) => decoded,
+            Ok(Err(err)) => return Some(Err(self.finish(err))),
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            Err(join) => return Some(Err(self.finish(ApiError::Network(join.to_string())))),
+        };
+        self.received += decoded.items.len() as u64;
+        if decoded.items.is_empty() || self.received >= decoded.total {
+            self.finish(());
+        } else {
+            self.top_up(decoded.total);
+        }
+        let items = self.dedupe(number, decoded.items);
+        Some(Ok(Page {
+            number,
+            items,
+            total: decoded.total,
+        }))
+    }
+
+    /// Requests pages ahead up to the prefetch bound and the last page `total` implies.
+    fn top_up(&mut self, total: u64) {
+        let size = u64::from(self.inner.config.page_size.max(1));
+        let last_page = total.div_ceil(size);
+        let depth = self.inner.config.prefetch.max(1);
+        while self.in_flight.len() < depth && u64::from(self.next_number) <= last_page {
+            self.spawn_next();
+        }
+    }
+
+    fn spawn_next(&mut self) {
+        let number = self.next_number;
+        self.next_number = self.next_number.saturating_add(1);
+        let size = self.inner.config.page_size;
+        let url = query::page_url(&self.collection, number, size, self.search.as_deref());
+        let task = tokio::spawn(self.inner.clone().fetch_page(url, number));
+        self.in_flight.push_back((number, task));
+    }
+
+    /// Marks the listing complete and cancels the pages fetched ahead; passes `value` through.
+    fn finish<T>(&mut self, value: T) -> T {
+        self.done = true;
+        for (_, task) in self.in_flight.drain(..) {
+            task.abort();
+        }
+        value
+    }
+
+    /// Drops resources whose id one of the last [`DEDUPE_WINDOW`] pages yielded (resources
+    /// without an id are kept).
+    fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
+        let before = items.len();
+        let mut ids = HashSet::with_capacity(items.len());
+        items.retain(|r| match &r.id {
+            Ok(id) if !id.is_empty() => {
+                !self.recent_ids.iter().any(|page| page.contains(id)) && ids.insert(id.clone())
+            }
+            _ => true,
+        });
+        if self.recent_ids.len() == DEDUPE_WINDOW {
+            self.recent_ids.pop_front();
+        }
+        self.recent_ids.push_back(ids);
+        if items.len() < before {
+            let dropped = before - items.len();
+            tracing::warn!(
+                page = number,
+                dropped,
+                "dropped resources already seen this cycle"
+            );
+        }
+        items
+    }
+}
+
+impl Drop for Pager {
+    fn drop(&mut self) {
+        self.finish(());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_tolerates_extra_fields_and_null_items() {
+        let page = decode_page(
+            br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":null,"x":1}"#,
+        );
+        let page = page.unwrap();
+        assert!(page.items.is_empty());
+        assert_eq!(page.total, 0);
+        let page = decode_page(br#"{"items":[{"id":"a"},7],"total":9}"#).unwrap();
+        assert_eq!(page.items.len(), 2);
+        assert!(page.items[1].id.is_err());
+    }
+
+    #[test]
+    fn a_body_without_total_is_a_decode_error() {
+        let err = decode_page(br#"{"items":[]}"#).unwrap_err();
+        assert!(matches!(err, ApiError::Decode(_)));
+        assert!(!err.is_retriable());
+        assert!(decode_page(b"{\"items\": [").is_err());
+    }
+
+    #[test]
+    fn a_pager_never_yields_an_id_twice() {
+        let client = ApiClient::new(ApiClientConfig::default()).unwrap();
+        let mut pager = client.list("clusters", None);
+        let page = |ids: &[&str]| {
+            ids.iter()
+                .map(|id| Resource::from_json(serde_json::json!({"id": id})))
+                .collect()
+        };
+        let ids = |items: Vec<Resource>| -> Vec<String> {
+            items
+                .iter()
+                .map(|r| r.id.as_deref().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);
+        assert_eq!(ids(pager.dedupe(2, page(&["b", "c", ""]))), ["c", ""]);
+        // The window is bounded: an id seen more than DEDUPE_WINDOW pages ago is not kept.
+        for n in 0..DEDUPE_WINDOW as u32 {
+            pager.dedupe(3 + n, page(&["x"]));
+        }
+        assert_eq!(ids(pager.dedupe(9, page(&["a", "x"]))), ["a"]);
+    }
+
+    #[test]
+    fn bad_configs_are_rejected() {
+        let bad_url = ApiClientConfig {
+            base_url: "not a url".into(),
+            ..Default::default()
+        };
+        assert!(matches!(ApiClient::new(bad_url), Err(ApiError::Config(_))));
+        let ftp = ApiClientConfig {
+            base_url: "ftp://h".into(),
+            ..Default::default()
+        };
+        assert!(matches!(ApiClient::new(ftp), Err(ApiError::Config(_))));
+        let bad_ua = ApiClientConfig {
+            user_agent: "a\nb".into(),
+            ..Default::default()
+        };
+        assert!(matches!(ApiClient::new(bad_ua), Err(ApiError::Config(_))));
+    }
+}

@@ -1,0 +1,158 @@
+//! The API client's error: one enum the poll loop branches on (retry or not, which metric label).
+//!
+//! Invariant: every failure of a request maps to exactly one variant, and `is_retriable` is the
+//! single place that decides what the retry loop retries.
+
+use std::time::Duration;
+
+/// How many bytes of an error response body an [`ApiError::Http`] keeps for the log.
+pub const BODY_EXCERPT_LEN: usize = 512;
+
+/// A failure talking to the HyperFleet API.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The bearer token could not be read; no request was sent.
+    #[error("token unavailable: {0}")]
+    Auth(#[from] TokenError),
+    /// The API answered with a status other than the expected 200.
+    #[error("api answered http {status}: {body_excerpt}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The first [`BODY_EXCERPT_LEN`] bytes of the response body, lossily decoded.
+        body_excerpt: String,
+    },
+    /// The request could not be sent or its response not read (connection refused, reset, …).
+    #[error("network error: {0}")]
+    Network(String),
+    /// No complete response arrived within the per-request timeout.
+    #[error("request timed out after {0:?}")]
+    Timeout(Duration),
+    /// The response body is not the expected JSON list envelope.
+    #[error("invalid response body: {0}")]
+    Decode(#[source] serde_json::Error),
+    /// The client configuration is unusable (bad base URL, header value, TLS setup).
+    #[error("invalid api client config: {0}")]
+    Config(String),
+}
+
+/// The bearer token file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The file could not be read.
+    #[error("reading token file {path}: {source}")]
+    Read {
+        /// The token file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file holds only whitespace.
+    #[error("token file {path} is empty")]
+    Empty {
+        /// The token file.
+        path: String,
+    },
+}
+
+impl ApiError {
+    /// Whether retrying the same request may succeed: network errors, timeouts, 5xx, 408 and 429.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            ApiError::Network(_) | ApiError::Timeout(_) => true,
+            ApiError::Http { status, .. } => matches!(status, 500..=599 | 408 | 429),
+            ApiError::Auth(_) | ApiError::Decode(_) | ApiError::Config(_) => false,
+        }
+    }
+
+    /// The `error_type` label of the fetch-error metric: `auth_error` for token failures,
+    /// `fetch_error` for everything else.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ApiError::Auth(_) => "auth_error",
+            _ => "fetch_error",
+        }
+    }
+
+    /// Maps a transport error; `timeout` is the configured per-request timeout it reports.
+    pub(crate) fn from_reqwest(err: reqwest::Error, timeout: Duration) -> ApiError {
+        if err.is_timeout() {
+            return ApiError::Timeout(timeout);
+        }
+        if err.is_builder() {
+            return ApiError::Config(error_chain(&err));
+        }
+        ApiError::Network(error_chain(&err))
+    }
+
+    /// An [`ApiError::Http`] from a status and the (possibly long) response body.
+    pub(crate) fn http(status: u16, body: &[u8]) -> ApiError {
+        let mut end = body.len().min(BODY_EXCERPT_LEN);
+        // Cut on a character boundary when the body is UTF-8, so the excerpt has no stray U+FFFD.
+        while end > 0 && end < body.len() && std::str::from_utf8(&body[..end]).is_err() {
+            end -= 1;
+        }
+        let excerpt = String::from_utf8_lossy(&body[..end]).trim().to_string();
+        ApiError::Http {
+            status,
+            body_excerpt: excerpt,
+        }
+    }
+}
+
+/// An error with its sources, "outer: inner: root", because reqwest keeps the useful part
+/// ("connection refused") in the source chain rather than in its own message.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retriable_statuses_match_the_go_sentinel() {
+        let http = |status| ApiError::Http {
+            status,
+            body_excerpt: String::new(),
+        };
+        for status in [500, 502, 503, 504, 408, 429] {
+            assert!(http(status).is_retriable(), "{status}");
+        }
+        for status in [400, 401, 403, 404, 409, 422] {
+            assert!(!http(status).is_retriable(), "{status}");
+        }
+        assert!(ApiError::Timeout(Duration::from_secs(1)).is_retriable());
+        assert!(ApiError::Network("reset".into()).is_retriable());
+    }
+
+    #[test]
+    fn token_errors_are_auth_errors_and_final() {
+        let err = ApiError::from(TokenError::Empty { path: "/t".into() });
+        assert!(!err.is_retriable());
+        assert_eq!(err.metric_label(), "auth_error");
+        assert_eq!(err.to_string(), "token unavailable: token file /t is empty");
+        assert_eq!(ApiError::http(503, b"x").metric_label(), "fetch_error");
+    }
+
+    #[test]
+    fn body_excerpt_is_bounded_and_cut_on_a_char_boundary() {
+        let body = "é".repeat(BODY_EXCERPT_LEN);
+        let ApiError::Http { body_excerpt, .. } = ApiError::http(500, body.as_bytes()) else {
+            panic!("not an http error");
+        };
+        assert_eq!(body_excerpt.len(), BODY_EXCERPT_LEN);
+        assert!(!body_excerpt.contains('\u{FFFD}'));
+    }
+}

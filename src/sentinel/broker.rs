@@ -1,0 +1,225 @@
+//! Event publishing: broker.yaml, then a [`Publisher`] that puts [`Event`]s on RabbitMQ (or
+//! stdout) exactly as the Go sentinel does.
+//!
+//! Takes a validated [`BrokerConfig`] and the topic (`clients.broker.topic`); gives a publisher
+//! whose [`Publisher::publish_batch`] reports one result per event. Startup errors are
+//! [`BrokerError`]s (fatal); per-event errors are [`PublishError`]s (counted and logged by the
+//! caller, never fatal).
+//!
+//! Invariant: no publish call blocks without bound. While the broker is unreachable publishes
+//! fail fast, and reconnects are attempted on later publishes with exponential backoff.
+
+use crate::sentinel::event::Event;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod config;
+mod rabbit;
+
+pub use config::{BrokerConfig, BrokerKind, ExchangeType, RabbitConfig};
+pub use rabbit::{RabbitOptions, RabbitPublisher};
+
+/// A startup problem: the configuration cannot be found, read or accepted, or the broker cannot
+/// be reached. Fatal.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    /// No broker.yaml at any of the searched paths and no `BROKER_*` variable set.
+    #[error(
+        "no broker configuration: no broker.yaml found (tried {tried}) and no BROKER_* environment \
+         variable set; set BROKER_CONFIG_FILE, or BROKER_TYPE=stdout for development"
+    )]
+    NotFound {
+        /// The paths tried, comma-separated.
+        tried: String,
+    },
+    /// The file exists (or was named by `BROKER_CONFIG_FILE`) but cannot be read.
+    #[error("cannot read broker configuration {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The configuration has problems, one per line.
+    #[error("invalid broker configuration ({origin}):\n  {}", problems.join("\n  "))]
+    Invalid {
+        /// The file path, or `environment`.
+        origin: String,
+        /// One lowercase message per problem, naming the key.
+        problems: Vec<String>,
+    },
+    /// `broker.type: googlepubsub`.
+    #[error(
+        "google pub/sub publishing is not yet supported (broker.type googlepubsub); use rabbitmq, or stdout for development"
+    )]
+    Unsupported,
+    /// The exchange name would be empty or too long.
+    #[error("invalid exchange name '{name}': {reason}")]
+    Exchange {
+        /// The name (the topic, or `broker.rabbitmq.exchange`).
+        name: String,
+        /// Why it is invalid.
+        reason: &'static str,
+    },
+    /// The first connection to RabbitMQ failed.
+    #[error("cannot connect to rabbitmq at {url}: {reason}")]
+    Connect {
+        /// The URL with the password masked.
+        url: String,
+        /// The connection error.
+        reason: String,
+    },
+}
+
+/// Why one event was not published. Every variant counts as metric `error_type="publish_error"`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PublishError {
+    /// The broker is down and the next reconnect attempt is not due yet.
+    #[error("broker unavailable ({reason}); next reconnect attempt in {retry_in:?}")]
+    Unavailable {
+        /// The last connection error.
+        reason: String,
+        /// Time until the next reconnect attempt.
+        retry_in: Duration,
+    },
+    /// Connecting (or reopening the channel) failed just now.
+    #[error("cannot connect to rabbitmq: {0}")]
+    Connect(String),
+    /// Declaring the exchange failed (e.g. it exists with another type).
+    #[error("cannot declare exchange '{exchange}': {reason}")]
+    Declare {
+        /// The exchange name.
+        exchange: String,
+        /// The broker's answer.
+        reason: String,
+    },
+    /// Writing the message failed (connection or channel lost).
+    #[error("publish failed: {0}")]
+    Publish(String),
+    /// The broker negatively acknowledged the message.
+    #[error("broker rejected the message (nack)")]
+    Nacked,
+    /// Waiting for the broker's confirm failed (connection or channel lost before the ack).
+    #[error("publish not confirmed: {0}")]
+    Unconfirmed(String),
+    /// No confirm within the bound; the connection is dropped and re-established.
+    #[error("no publisher confirm within {0:?}")]
+    ConfirmTimeout(Duration),
+    /// Writing to stdout failed.
+    #[error("cannot write event to stdout: {0}")]
+    Stdout(String),
+}
+
+impl PublishError {
+    /// The `error_type` metric label for this error.
+    pub fn error_type(&self) -> &'static str {
+        "publish_error"
+    }
+}
+
+/// Where events go.
+pub enum Publisher {
+    /// RabbitMQ (boxed: it is much larger than the stdout publisher).
+    Rabbit(Box<RabbitPublisher>),
+    /// JSON lines on stdout.
+    Stdout(StdoutPublisher),
+}
+
+/// Opens the configured publisher; for RabbitMQ the first connection must succeed.
+///
+/// `topic` names the exchange unless `broker.rabbitmq.exchange` sets a static one.
+pub async fn connect(cfg: &BrokerConfig, topic: &str) -> Result<Publisher, BrokerError> {
+    match cfg.kind {
+        BrokerKind::Stdout => Ok(Publisher::Stdout(StdoutPublisher::stdout())),
+        BrokerKind::GooglePubSub => Err(BrokerError::Unsupported),
+        BrokerKind::RabbitMq => {
+            let publisher =
+                RabbitPublisher::connect(&cfg.rabbitmq, topic, RabbitOptions::default()).await?;
+            Ok(Publisher::Rabbit(Box::new(publisher)))
+        }
+    }
+}
+
+impl Publisher {
+    /// Publishes the events in order; one result per event, in the same order.
+    pub async fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
+        match self {
+            Publisher::Rabbit(p) => p.publish_batch(events).await,
+            Publisher::Stdout(p) => p.publish_batch(events),
+        }
+    }
+
+    /// Publishes one event.
+    pub async fn publish(&mut self, event: &Event) -> Result<(), PublishError> {
+        self.publish_batch(std::slice::from_ref(event))
+            .await
+            .pop()
+            .unwrap_or(Ok(()))
+    }
+
+    /// Whether the publisher currently holds a working connection (for health checks).
+    pub fn is_connected(&self) -> bool {
+        match self {
+            Publisher::Rabbit(p) => p.is_connected(),
+            Publisher::Stdout(_) => true,
+        }
+    }
+
+    /// Waits (bounded) for outstanding confirms, then closes the connection.
+    pub async fn close(&mut self) -> Result<(), PublishError> {
+        match self {
+            Publisher::Rabbit(p) => p.close().await,
+            Publisher::Stdout(p) => p.flush(),
+        }
+    }
+}
+
+/// Writes each event's JSON body as one line, for development without a broker.
+pub struct StdoutPublisher {
+    out: Box<dyn Write + Send>,
+    buf: Vec<u8>,
+}
+
+impl StdoutPublisher {
+    /// Writes to the process's stdout.
+    pub fn stdout() -> StdoutPublisher {
+        StdoutPublisher::to_writer(Box::new(std::io::stdout()))
+    }
+
+    /// Writes to any writer (tests).
+    pub fn to_writer(out: Box<dyn Write + Send>) -> StdoutPublisher {
+        StdoutPublisher {
+            out,
+            buf: Vec::with_capacity(1024),
+        }
+    }
+
+    /// Writes one line per event and flushes once at the end.
+    pub fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
+        let mut results: Vec<Result<(), PublishError>> = events
+            .iter()
+            .map(|event| {
+                self.buf.clear();
+                event.encode_into(&mut self.buf);
+                self.buf.push(b'\n');
+                self.out
+                    .write_all(&self.buf)
+                    .map_err(|e| PublishError::Stdout(e.to_string()))
+            })
+            .collect();
+        if let Err(e) = self.flush() {
+            for r in results.iter_mut().filter(|r| r.is_ok()) {
+                *r = Err(e.clone());
+            }
+        }
+        results
+    }
+
+    /// Flushes the writer.
+    pub fn flush(&mut self) -> Result<(), PublishError> {
+        self.out
+            .flush()
+            .map_err(|e| PublishError::Stdout(e.to_string()))
+    }
+}

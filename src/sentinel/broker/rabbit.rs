@@ -1,0 +1,440 @@
+//! RabbitMQ publishing with lapin, producing exactly what the Go adapters (watermill-amqp)
+//! consume.
+//!
+//! Takes the `broker.rabbitmq` config and the topic; gives [`RabbitPublisher`], which declares
+//! the exchange (durable, not auto-delete, the configured type) on first use after every
+//! (re)connect and publishes each event persistent (delivery mode 2), without a content type,
+//! with the single header `_watermill_message_uuid` = event id, body = the structured CloudEvent.
+//!
+//! Invariant: every await here is bounded (connect, declare and confirm waits have timeouts;
+//! writes to a dead connection fail at once), and after a connection failure new attempts are
+//! spaced by exponential backoff, so a dead broker costs the caller an immediate error, not a hang.
+
+use super::config::{ExchangeType, RabbitConfig, mask_url, parse_url};
+use super::{BrokerError, PublishError};
+use crate::sentinel::event::Event;
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::uri::AMQPUri;
+use lapin::{
+    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
+};
+use std::time::Duration;
+use tokio::time::{Instant, timeout, timeout_at};
+
+/// The AMQP header watermill reads the message UUID from.
+pub const UUID_HEADER: &str = "_watermill_message_uuid";
+
+/// Bounds and backoff of a [`RabbitPublisher`].
+#[derive(Clone, Debug)]
+pub struct RabbitOptions {
+    /// Bound on connecting, opening the channel and declaring the exchange.
+    pub connect_timeout: Duration,
+    /// Bound on one batch: writing its messages and waiting for their confirms.
+    pub publish_timeout: Duration,
+    /// Wait before the second reconnect attempt; doubles per failed attempt.
+    pub backoff_initial: Duration,
+    /// Longest wait between reconnect attempts.
+    pub backoff_max: Duration,
+    /// Bound on waiting for outstanding confirms and the close handshake in `close`.
+    pub close_timeout: Duration,
+    /// The connection name shown in the RabbitMQ management UI.
+    pub connection_name: String,
+}
+
+impl Default for RabbitOptions {
+    fn default() -> RabbitOptions {
+        RabbitOptions {
+            connect_timeout: Duration::from_secs(10),
+            publish_timeout: Duration::from_secs(30),
+            backoff_initial: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+            close_timeout: Duration::from_secs(5),
+            connection_name: "hyperfleet-sentinel".to_owned(),
+        }
+    }
+}
+
+/// When the next (re)connect attempt is allowed.
+#[derive(Default)]
+struct Backoff {
+    not_before: Option<Instant>,
+    delay: Duration,
+    last_error: String,
+}
+
+/// Publishes events to one exchange, reconnecting as needed. See the module docs.
+pub struct RabbitPublisher {
+    uri: AMQPUri,
+    url_masked: String,
+    exchange: ShortString,
+    exchange_type: ExchangeType,
+    routing_key: ShortString,
+    confirm: bool,
+    opts: RabbitOptions,
+    conn: Option<Connection>,
+    channel: Option<Channel>,
+    declared: bool,
+    closed: bool,
+    backoff: Backoff,
+    buf: Vec<u8>,
+}
+
+impl RabbitPublisher {
+    /// Connects (and opens the channel) once; failure is a startup error. The exchange is named
+    /// `cfg.exchange`, or `topic` when that is empty.
+    pub async fn connect(
+        cfg: &RabbitConfig,
+        topic: &str,
+        opts: RabbitOptions,
+    ) -> Result<RabbitPublisher, BrokerError> {
+        let url_masked = mask_url(&cfg.url);
+        let uri = parse_url(&cfg.url).map_err(|reason| BrokerError::Connect {
+            url: url_masked.clone(),
+            reason,
+        })?;
+        let name = if cfg.exchange.is_empty() {
+            topic
+        } else {
+            cfg.exchange.as_str()
+        };
+        let bad_name = |reason| BrokerError::Exchange {
+            name: name.to_owned(),
+            reason,
+        };
+        if name.is_empty() {
+            return Err(bad_name(
+                "empty: set clients.broker.topic or broker.rabbitmq.exchange",
+            ));
+        }
+        let exchange = ShortString::try_new(name).map_err(|_| bad_name("longer than 255 bytes"))?;
+        let routing_key =
+            ShortString::try_new(cfg.routing_key.as_str()).map_err(|_| BrokerError::Invalid {
+                origin: "broker.rabbitmq".to_owned(),
+                problems: vec!["broker.rabbitmq.routing_key is longer than 255 bytes".to_owned()],
+            })?;
+        let mut publisher = RabbitPublisher {
+            uri,
+            url_masked,
+            exchange,
+            exchange_type: cfg.exchange_type,
+            routing_key,
+            confirm: cfg.publisher_confirm,
+            opts,
+            conn: None,
+            channel: None,
+            declared: false,
+            closed: false,
+            backoff: Backoff::default(),
+            buf: Vec::with_capacity(1024),
+        };
+        if let Err(e) = publisher.open().await {
+            return Err(BrokerError::Connect {
+                url: publisher.url_masked.clone(),
+                reason: e.to_string(),
+            });
+        }
+        tracing::info!(url = %publisher.url_masked, exchange = %publisher.exchange, "connected to rabbitmq");
+        Ok(publisher)
+    }
+
+    /// The exchange events go to.
+    pub fn exchange(&self) -> &str {
+        self.exchange.as_str()
+    }
+
+    /// Whether the connection and channel are currently up.
+    pub fn is_connected(&self) -> bool {
+        let conn_up = self.conn.as_ref().is_some_and(|c| c.status().connected());
+        conn_up
+            && self
+                .channel
+                .as_ref()
+                .is_some_and(|c| c.status().connected())
+    }
+
+    /// Publishes the events in order, then (with publisher confirms) waits for the broker's
+    /// confirms of the whole batch; one result per event. Writing and confirming the batch is
+    /// bounded by `publish_timeout` (a blocked or half-open connection cannot stall it).
+    pub async fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
+        if events.is_empty() {
+            return Vec::new();
+        }
+        let channel = match self.ready().await {
+            Ok(channel) => channel,
+            Err(e) => return vec![Err(e); events.len()],
+        };
+        let deadline = Instant::now() + self.opts.publish_timeout;
+        let mut results = Vec::with_capacity(events.len());
+        let mut pending = Vec::with_capacity(if self.confirm { events.len() } else { 0 });
+        for event in events {
+            self.buf.clear();
+            event.encode_into(&mut self.buf);
+            let publishing = channel.basic_publish(
+                self.exchange.clone(),
+                self.routing_key.clone(),
+                BasicPublishOptions::default(),
+                &self.buf,
+                properties(event),
+            );
+            let failure = match timeout_at(deadline, publishing).await {
+                Ok(Ok(confirm)) => {
+                    if self.confirm {
+                        pending.push((results.len(), confirm));
+                    }
+                    results.push(Ok(()));
+                    continue;
+                }
+                Ok(Err(e)) => {
+                    self.lost(&format!("publish failed: {e}"));
+                    e.to_string()
+                }
+                Err(_) => {
+                    self.drop_connection("publishing timed out");
+                    format!("not written within {:?}", self.opts.publish_timeout)
+                }
+            };
+            results.resize(events.len(), Err(PublishError::Publish(failure)));
+            break;
+        }
+        self.await_confirms(deadline, pending, &mut results).await;
+        results
+    }
+
+    /// Waits (until `deadline`) for the confirms of one batch and records them.
+    async fn await_confirms(
+        &mut self,
+        deadline: Instant,
+        pending: Vec<(usize, lapin::PublisherConfirm)>,
+        results: &mut [Result<(), PublishError>],
+    ) {
+        let bound = self.opts.publish_timeout;
+        let mut timed_out = false;
+        for (idx, confirm) in pending {
+            if timed_out {
+                results[idx] = Err(PublishError::ConfirmTimeout(bound));
+                continue;
+            }
+            results[idx] = match timeout_at(deadline, confirm).await {
+                Ok(Ok(Confirmation::Ack(_) | Confirmation::NotRequested)) => Ok(()),
+                Ok(Ok(Confirmation::Nack(_))) => Err(PublishError::Nacked),
+                Ok(Err(e)) => {
+                    self.lost(&format!("confirm failed: {e}"));
+                    Err(PublishError::Unconfirmed(e.to_string()))
+                }
+                Err(_) => {
+                    timed_out = true;
+                    // The connection may be half-open; start over with a fresh one.
+                    self.drop_connection("publisher confirm timed out");
+                    Err(PublishError::ConfirmTimeout(bound))
+                }
+            };
+        }
+    }
+
+    /// Waits up to `close_timeout` for outstanding confirms, then closes the connection. Later
+    /// publishes fail.
+    pub async fn close(&mut self) -> Result<(), PublishError> {
+        self.closed = true;
+        let bound = self.opts.close_timeout;
+        let result = match &self.channel {
+            Some(channel) if self.confirm && channel.status().connected() => {
+                match timeout(bound, channel.wait_for_confirms()).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(PublishError::Unconfirmed(e.to_string())),
+                    Err(_) => Err(PublishError::ConfirmTimeout(bound)),
+                }
+            }
+            _ => Ok(()),
+        };
+        self.channel = None;
+        if let Some(conn) = self.conn.take()
+            && conn.status().connected()
+        {
+            let _ = timeout(bound, conn.close(200, ShortString::from("OK"))).await;
+        }
+        result
+    }
+
+    /// A channel with the exchange declared, (re)establishing what is missing unless the
+    /// backoff says to wait.
+    async fn ready(&mut self) -> Result<Channel, PublishError> {
+        if self.closed {
+            return Err(PublishError::Publish("publisher is closed".to_owned()));
+        }
+        self.forget_dead();
+        if let Some(channel) = &self.channel
+            && self.declared
+        {
+            return Ok(channel.clone());
+        }
+        if let Some(not_before) = self.backoff.not_before {
+            let now = Instant::now();
+            if now < not_before {
+                let reason = self.backoff.last_error.clone();
+                return Err(PublishError::Unavailable {
+                    reason,
+                    retry_in: not_before - now,
+                });
+            }
+        }
+        let reconnecting = self.backoff.not_before.is_some();
+        match self.open_and_declare().await {
+            Ok(channel) => {
+                if reconnecting {
+                    tracing::info!(url = %self.url_masked, "reconnected to rabbitmq");
+                }
+                self.backoff = Backoff::default();
+                Ok(channel)
+            }
+            Err(e) => {
+                let b = &mut self.backoff;
+                b.delay = (b.delay * 2)
+                    .max(self.opts.backoff_initial)
+                    .min(self.opts.backoff_max);
+                b.not_before = Some(Instant::now() + b.delay);
+                b.last_error = e.to_string();
+                tracing::warn!(error = %e, retry_in = ?b.delay, "rabbitmq unavailable");
+                Err(e)
+            }
+        }
+    }
+
+    async fn open_and_declare(&mut self) -> Result<Channel, PublishError> {
+        let channel = self.open().await?;
+        if !self.declared {
+            let options = ExchangeDeclareOptions {
+                durable: true,
+                auto_delete: false,
+                ..Default::default()
+            };
+            let declare = channel.exchange_declare(
+                self.exchange.clone(),
+                self.exchange_kind(),
+                options,
+                FieldTable::default(),
+            );
+            let declare_error = |reason: String| PublishError::Declare {
+                exchange: self.exchange.to_string(),
+                reason,
+            };
+            match timeout(self.opts.connect_timeout, declare).await {
+                Ok(Ok(())) => self.declared = true,
+                Ok(Err(e)) => {
+                    // The broker closes the channel on a failed declare.
+                    let err = declare_error(e.to_string());
+                    self.channel = None;
+                    return Err(err);
+                }
+                Err(_) => {
+                    let err =
+                        declare_error(format!("timed out after {:?}", self.opts.connect_timeout));
+                    self.drop_connection("exchange declare timed out");
+                    return Err(err);
+                }
+            }
+        }
+        Ok(channel)
+    }
+
+    /// Opens the connection and the channel (with confirms selected) if missing.
+    async fn open(&mut self) -> Result<Channel, PublishError> {
+        let bound = self.opts.connect_timeout;
+        let timed_out = || PublishError::Connect(format!("timed out after {bound:?}"));
+        let conn = match self.conn.take() {
+            Some(conn) => conn,
+            None => {
+                let name = self.opts.connection_name.as_str().into();
+                let props = ConnectionProperties::default().with_connection_name(name);
+                let connecting = Connection::connect_uri(self.uri.clone(), props);
+                timeout(bound, connecting)
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(|e| PublishError::Connect(e.to_string()))?
+            }
+        };
+        let conn = self.conn.insert(conn);
+        if let Some(channel) = &self.channel {
+            return Ok(channel.clone());
+        }
+        let confirm = self.confirm;
+        let opening = async {
+            let channel = conn.create_channel().await?;
+            if confirm {
+                channel
+                    .confirm_select(ConfirmSelectOptions::default())
+                    .await?;
+            }
+            Ok::<_, lapin::Error>(channel)
+        };
+        let channel = match timeout(bound, opening).await {
+            Ok(Ok(channel)) => channel,
+            Ok(Err(e)) => return Err(PublishError::Connect(format!("cannot open channel: {e}"))),
+            Err(_) => {
+                self.drop_connection("opening the channel timed out");
+                return Err(timed_out());
+            }
+        };
+        self.declared = false;
+        Ok(self.channel.insert(channel).clone())
+    }
+
+    fn exchange_kind(&self) -> ExchangeKind {
+        match self.exchange_type {
+            ExchangeType::Direct => ExchangeKind::Direct,
+            ExchangeType::Fanout => ExchangeKind::Fanout,
+            ExchangeType::Topic => ExchangeKind::Topic,
+            ExchangeType::Headers => ExchangeKind::Headers,
+        }
+    }
+
+    /// Forgets a connection or channel the broker or network has closed.
+    fn forget_dead(&mut self) {
+        if self.conn.as_ref().is_some_and(|c| !c.status().connected()) {
+            self.drop_connection("connection lost");
+        }
+        if self
+            .channel
+            .as_ref()
+            .is_some_and(|c| !c.status().connected())
+        {
+            self.channel = None;
+            self.declared = false;
+        }
+    }
+
+    /// After a failed publish or confirm: reopen the channel (and, if it is down, the connection)
+    /// on the next publish, which is attempted at once.
+    fn lost(&mut self, why: &str) {
+        if self.channel.take().is_some() {
+            tracing::warn!(
+                reason = why,
+                "rabbitmq channel lost; reopening on next publish"
+            );
+        }
+        self.declared = false;
+        self.forget_dead();
+    }
+
+    fn drop_connection(&mut self, why: &str) {
+        if self.conn.take().is_some() {
+            tracing::warn!(reason = why, url = %self.url_masked, "dropping rabbitmq connection");
+        }
+        self.channel = None;
+        self.declared = false;
+    }
+}
+
+/// Persistent, no content type, one header: the event id as watermill's message UUID.
+fn properties(event: &Event) -> BasicProperties {
+    let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let id = event.id.hyphenated().encode_lower(&mut id);
+    let mut headers = FieldTable::default();
+    headers.insert(
+        ShortString::from(UUID_HEADER),
+        AMQPValue::LongString(id.as_bytes().to_vec().into()),
+    );
+    BasicProperties::default()
+        .with_delivery_mode(2)
+        .with_headers(headers)
+}

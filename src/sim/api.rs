@@ -1,0 +1,377 @@
+//! A fake HyperFleet API over HTTP: the list and get endpoints of the OpenAPI contract
+//! (`../shared/hyperfleet-api-openapi.yaml`), served from an in-memory [`Fleet`], with bearer
+//! token checking, scripted faults and request recording.
+//!
+//! Takes an [`Arc<FakeApi>`] and an address; gives the bound address and a [`ServerHandle`].
+//! Serves:
+//! - `GET /api/hyperfleet/v1/{clusters|nodepools}?page&size&search` → the list envelope
+//!   `{kind, page, size, total, items}`; `size` above 100 or below 1, `page` below 1, or a search
+//!   it cannot parse → 400 problem+json;
+//! - `GET /api/hyperfleet/v1/clusters/{cluster_id}` and
+//!   `GET /api/hyperfleet/v1/clusters/{cluster_id}/nodepools[/{nodepool_id}]`;
+//! - anything else → 404 problem+json.
+//!
+//! Invariant: every request is recorded before anything else happens to it, then checked for
+//! the token, then given the next matching fault, and only then answered from the fleet.
+
+mod faults;
+mod fleet;
+mod search;
+
+pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
+pub use fleet::{Collection, Fleet, FleetError, ListPage, sample_id, sample_resource};
+pub use search::{Search, SearchError, Term, parse_search};
+
+use axum::Router;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value as Json, json};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// The largest `size` the list endpoints accept, as the real API.
+pub const MAX_PAGE_SIZE: u32 = 100;
+/// The `size` of a list request without one.
+pub const DEFAULT_PAGE_SIZE: u32 = 20;
+/// How many requests a [`FakeApi`] remembers.
+pub const RECORDED_REQUESTS: usize = 10_000;
+
+/// The fake API's state: the fleet it serves and the knobs tests turn.
+#[derive(Debug)]
+pub struct FakeApi {
+    /// The resources served.
+    pub fleet: Arc<Fleet>,
+    /// Faults applied to upcoming requests.
+    pub faults: Faults,
+    /// The requests received.
+    pub recorder: Recorder,
+    expected_token: Mutex<Option<String>>,
+}
+
+impl FakeApi {
+    /// A fake API serving `fleet`, without auth or faults, recording the last
+    /// [`RECORDED_REQUESTS`] requests.
+    pub fn new(fleet: Arc<Fleet>) -> FakeApi {
+        FakeApi {
+            fleet,
+            faults: Faults::default(),
+            recorder: Recorder::new(RECORDED_REQUESTS),
+            expected_token: Mutex::new(None),
+        }
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request from now on (`None`: no auth).
+    pub fn set_expected_token(&self, token: Option<&str>) {
+        *self
+            .expected_token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = token.map(str::to_string);
+    }
+
+    /// Adds a fault rule (a bare [`Fault`] fires once, on the next request).
+    pub fn inject(&self, rule: impl Into<FaultRule>) {
+        self.faults.push(rule);
+    }
+
+    /// The requests received so far, oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.recorder.requests()
+    }
+
+    fn token_accepted(&self, authorization: Option<&HeaderValue>) -> bool {
+        let expected = self
+            .expected_token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some(expected) = expected.as_deref() else {
+            return true;
+        };
+        let sent = authorization.and_then(|v| v.to_str().ok());
+        sent.and_then(|v| v.strip_prefix("Bearer ")) == Some(expected)
+    }
+}
+
+/// A running fake API. Dropping it stops the server at once; [`ServerHandle::shutdown`] stops it
+/// gracefully.
+#[derive(Debug)]
+pub struct ServerHandle {
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl ServerHandle {
+    /// Stops accepting connections and waits for the requests in progress to finish.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        match self.task.take() {
+            Some(task) => task.await.map_err(std::io::Error::other)?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+/// Serves `api` on `addr` (port 0 picks a free port) until the handle is shut down or dropped.
+pub async fn serve(
+    api: Arc<FakeApi>,
+    addr: SocketAddr,
+) -> std::io::Result<(SocketAddr, ServerHandle)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let server = axum::serve(listener, router(api)).with_graceful_shutdown(async move {
+        let _ = rx.await;
+    });
+    let task = tokio::spawn(async move { server.await });
+    Ok((
+        local,
+        ServerHandle {
+            shutdown: Some(tx),
+            task: Some(task),
+        },
+    ))
+}
+
+/// The fake API's routes, behind the record → auth → fault front.
+pub fn router(api: Arc<FakeApi>) -> Router {
+    const V1: &str = "/api/hyperfleet/v1";
+    Router::new()
+        .route(&format!("{V1}/clusters"), get(list_clusters))
+        .route(&format!("{V1}/nodepools"), get(list_nodepools))
+        .route(&format!("{V1}/clusters/{{cluster_id}}"), get(get_cluster))
+        .route(
+            &format!("{V1}/clusters/{{cluster_id}}/nodepools"),
+            get(list_cluster_nodepools),
+        )
+        .route(
+            &format!("{V1}/clusters/{{cluster_id}}/nodepools/{{nodepool_id}}"),
+            get(get_nodepool),
+        )
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(api.clone(), front))
+        .with_state(api)
+}
+
+/// Records the request, checks the token, and applies the next matching fault.
+async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) -> Response {
+    let uri = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_string();
+    let headers = request
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let method = request.method().to_string();
+    api.recorder.record(RecordedRequest {
+        method,
+        uri: uri.clone(),
+        headers,
+    });
+    let path = request.uri().path().to_string();
+    if !api.token_accepted(request.headers().get(header::AUTHORIZATION)) {
+        let detail = "Account authentication could not be verified";
+        return problem(
+            StatusCode::UNAUTHORIZED,
+            "Authentication Required",
+            detail,
+            &path,
+        );
+    }
+    match api
+        .faults
+        .take(&path, page_param(request.uri().query().unwrap_or("")))
+    {
+        None => next.run(request).await,
+        Some(Fault::Delay(delay)) => {
+            tokio::time::sleep(delay).await;
+            next.run(request).await
+        }
+        Some(Fault::HoldUntilPage(page)) => {
+            let start = std::time::Instant::now();
+            while !api.recorder.saw_page(page) {
+                if start.elapsed() > HOLD_LIMIT {
+                    let detail = format!("page {page} was never requested while this one was held");
+                    return problem(StatusCode::CONFLICT, "Conflict", &detail, &path);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            next.run(request).await
+        }
+        Some(Fault::MalformedJson) => {
+            let body = r#"{"kind":"ClusterList","page":1,"size":1,"total":1,"items":[{"id":"#;
+            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+        Some(Fault::Status(code)) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let title = status.canonical_reason().unwrap_or("Injected Fault");
+            problem(status, title, "injected fault", &path)
+        }
+    }
+}
+
+type QueryParams = Result<Query<HashMap<String, String>>, QueryRejection>;
+
+async fn list_clusters(State(api): State<Arc<FakeApi>>, params: QueryParams) -> Response {
+    list(&api, Collection::Clusters, None, params)
+}
+
+async fn list_nodepools(State(api): State<Arc<FakeApi>>, params: QueryParams) -> Response {
+    list(&api, Collection::NodePools, None, params)
+}
+
+async fn list_cluster_nodepools(
+    State(api): State<Arc<FakeApi>>,
+    Path(cluster_id): Path<String>,
+    params: QueryParams,
+) -> Response {
+    if api.fleet.get(Collection::Clusters, &cluster_id).is_none() {
+        return missing(Collection::Clusters, &cluster_id);
+    }
+    list(&api, Collection::NodePools, Some(&cluster_id), params)
+}
+
+async fn get_cluster(State(api): State<Arc<FakeApi>>, Path(id): Path<String>) -> Response {
+    match api.fleet.get(Collection::Clusters, &id) {
+        Some(resource) => json_response(&*resource),
+        None => missing(Collection::Clusters, &id),
+    }
+}
+
+async fn get_nodepool(
+    State(api): State<Arc<FakeApi>>,
+    Path((cluster_id, nodepool_id)): Path<(String, String)>,
+) -> Response {
+    match api.fleet.get(Collection::NodePools, &nodepool_id) {
+        Some(resource) if owner_id(&resource) == Some(&cluster_id) => json_response(&*resource),
+        _ => missing(Collection::NodePools, &nodepool_id),
+    }
+}
+
+async fn not_found(request: Request) -> Response {
+    let path = request.uri().path();
+    problem(StatusCode::NOT_FOUND, "Not Found", "no such endpoint", path)
+}
+
+/// A list page of `collection`, optionally only the nodepools owned by cluster `owner`.
+fn list(
+    api: &FakeApi,
+    collection: Collection,
+    owner: Option<&str>,
+    params: QueryParams,
+) -> Response {
+    let instance = format!("/api/hyperfleet/v1/{}", collection.path());
+    let bad = |detail: String| problem(StatusCode::BAD_REQUEST, "Bad Request", &detail, &instance);
+    let Query(params) = match params {
+        Ok(params) => params,
+        Err(rejection) => return bad(rejection.body_text()),
+    };
+    let page = match number_param(&params, "page", 1, u32::MAX) {
+        Ok(page) => page,
+        Err(detail) => return bad(detail),
+    };
+    let size = match number_param(&params, "size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) {
+        Ok(size) => size,
+        Err(detail) => return bad(detail),
+    };
+    let search = match parse_search(params.get("search").map_or("", String::as_str)) {
+        Ok(search) => search,
+        Err(err) => return bad(err.to_string()),
+    };
+    let keep = |r: &Json| search.matches(r) && owner.is_none_or(|o| owner_id(r) == Some(o));
+    let listed = api.fleet.list(collection, keep, page, size);
+    let items: Vec<&Json> = listed.items.iter().map(|r| &**r).collect();
+    let kind = format!("{}List", collection.kind());
+    json_response(&json!({
+        "kind": kind, "page": page, "size": items.len(), "total": listed.total, "items": items,
+    }))
+}
+
+/// A numeric query parameter in `1..=max`, `default` when absent.
+fn number_param(
+    params: &HashMap<String, String>,
+    name: &str,
+    default: u32,
+    max: u32,
+) -> Result<u32, String> {
+    let Some(text) = params.get(name) else {
+        return Ok(default);
+    };
+    match text.parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{name} must be an integer between 1 and {max}, got {text:?}"
+        )),
+    }
+}
+
+fn owner_id(resource: &Json) -> Option<&str> {
+    resource
+        .pointer("/owner_references/id")
+        .and_then(Json::as_str)
+}
+
+fn missing(collection: Collection, id: &str) -> Response {
+    let detail = format!("{} with id='{id}' not found", collection.kind());
+    let instance = format!("/api/hyperfleet/v1/{}/{id}", collection.path());
+    problem(
+        StatusCode::NOT_FOUND,
+        "Resource Not Found",
+        &detail,
+        &instance,
+    )
+}
+
+fn json_response(body: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(err) => {
+            let detail = err.to_string();
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal Server Error",
+                &detail,
+                "",
+            )
+        }
+    }
+}
+
+/// An RFC 9457 problem response shaped like the contract's `ProblemDetails`.
+fn problem(status: StatusCode, title: &str, detail: &str, instance: &str) -> Response {
+    let slug = title.to_ascii_lowercase().replace(' ', "-");
+    let body = json!({
+        "type": format!("https://api.hyperfleet.io/errors/{slug}"),
+        "title": title,
+        "status": status.as_u16(),
+        "detail": detail,
+        "instance": instance,
+        "code": format!("HYPERFLEET-SIM-{:03}", status.as_u16()),
+        "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    });
+    let content_type = [(header::CONTENT_TYPE, "application/problem+json")];
+    (status, content_type, body.to_string()).into_response()
+}

@@ -1,0 +1,532 @@
+//! The HyperFleet API client against the fake API over real HTTP on 127.0.0.1: paging and query
+//! strings, search filtering, headers and tokens, retries of each fault kind, streaming order
+//! with prefetch, and the connectivity probe.
+
+use sentinel::sentinel::api::{
+    ApiClient, ApiClientConfig, ApiError, Backoff, Page, Pager, search_from_selector,
+};
+use sentinel::sim::api::{
+    Collection, FakeApi, Fault, FaultRule, Fleet, RecordedRequest, ServerHandle, sample_id,
+    sample_resource, serve,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+const CLUSTERS: &str = "/api/hyperfleet/v1/clusters";
+
+/// A fake API on a free port; the server stops when this is dropped.
+struct Env {
+    api: Arc<FakeApi>,
+    base_url: String,
+    _server: ServerHandle,
+}
+
+async fn env_with(fleet: Fleet) -> Env {
+    let api = Arc::new(FakeApi::new(Arc::new(fleet)));
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let (addr, server) = serve(api.clone(), addr).await.unwrap();
+    Env {
+        api,
+        base_url: format!("http://{addr}"),
+        _server: server,
+    }
+}
+
+/// `n` clusters, labelled `shard=even|odd` and `env=<env>`.
+fn clusters(n: u64, env: &str) -> Fleet {
+    let fleet = Fleet::new();
+    add_clusters(&fleet, 0..n, env);
+    fleet
+}
+
+fn add_clusters(fleet: &Fleet, range: std::ops::Range<u64>, env: &str) {
+    for i in range {
+        let shard = if i % 2 == 0 { "even" } else { "odd" };
+        let resource = sample_resource(Collection::Clusters, i, &[("shard", shard), ("env", env)]);
+        fleet.insert(Collection::Clusters, resource).unwrap();
+    }
+}
+
+/// Backoff short enough for tests: a few milliseconds per retry, a one-second budget.
+fn fast_backoff() -> Backoff {
+    Backoff {
+        initial: Duration::from_millis(2),
+        multiplier: 2.0,
+        max_interval: Duration::from_millis(20),
+        jitter: 0.1,
+        max_elapsed: Duration::from_secs(1),
+    }
+}
+
+impl Env {
+    fn config(&self, page_size: u32) -> ApiClientConfig {
+        ApiClientConfig {
+            base_url: self.base_url.clone(),
+            page_size,
+            user_agent: "hyperfleet-sentinel/9.9.9 (test-sentinel)".to_string(),
+            backoff: fast_backoff(),
+            prefetch: 1,
+            ..ApiClientConfig::default()
+        }
+    }
+
+    fn client(&self, page_size: u32) -> ApiClient {
+        ApiClient::new(self.config(page_size)).unwrap()
+    }
+
+    fn requests(&self) -> Vec<RecordedRequest> {
+        self.api.requests()
+    }
+
+    fn requested_pages(&self) -> Vec<u32> {
+        self.requests()
+            .iter()
+            .filter_map(RecordedRequest::page)
+            .collect()
+    }
+}
+
+/// Drains a pager: the pages it yielded and the error that ended it, if any.
+async fn drain(mut pager: Pager) -> (Vec<Page>, Option<ApiError>) {
+    let mut pages = Vec::new();
+    while let Some(next) = pager.next_page().await {
+        match next {
+            Ok(page) => pages.push(page),
+            Err(err) => {
+                assert!(
+                    pager.next_page().await.is_none(),
+                    "pager went on after an error"
+                );
+                return (pages, Some(err));
+            }
+        }
+    }
+    (pages, None)
+}
+
+fn ids(pages: &[Page]) -> Vec<String> {
+    let items = pages.iter().flat_map(|p| &p.items);
+    items
+        .map(|r| r.id.as_deref().unwrap().to_string())
+        .collect()
+}
+
+fn cluster_ids(indexes: impl IntoIterator<Item = u64>) -> Vec<String> {
+    indexes
+        .into_iter()
+        .map(|i| sample_id(Collection::Clusters, i))
+        .collect()
+}
+
+/// A fresh path in the temp directory for a token file.
+fn token_file(content: Option<&str>) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("sentinel-api-test-{}-{n}", std::process::id()));
+    match content {
+        Some(content) => std::fs::write(&path, content).unwrap(),
+        None => drop(std::fs::remove_file(&path)),
+    }
+    path
+}
+
+#[tokio::test]
+async fn pages_until_total_with_exact_query_strings() {
+    let fleet = clusters(250, "it's prod");
+    add_clusters(&fleet, 250..300, "dev");
+    let env = env_with(fleet).await;
+    let search = search_from_selector([("env", "it's prod")]);
+    let (pages, err) = drain(env.client(100).list("clusters", search.as_deref())).await;
+    assert!(err.is_none(), "{err:?}");
+    let shape: Vec<_> = pages
+        .iter()
+        .map(|p| (p.number, p.items.len(), p.total))
+        .collect();
+    assert_eq!(shape, [(1, 100, 250), (2, 100, 250), (3, 50, 250)]);
+    assert_eq!(ids(&pages), cluster_ids(0..250));
+    let uris: Vec<String> = env.requests().into_iter().map(|r| r.uri).collect();
+    let search = "labels.env%3D%27it%27%27s+prod%27";
+    let expected: Vec<String> = (1..=3)
+        .map(|p| format!("{CLUSTERS}?page={p}&size=100&search={search}"))
+        .collect();
+    assert_eq!(uris, expected);
+}
+
+#[tokio::test]
+async fn no_selector_sends_no_search_and_an_empty_fleet_is_one_page() {
+    let env = env_with(Fleet::new()).await;
+    let (pages, err) = drain(env.client(50).list("nodepools", None)).await;
+    assert!(err.is_none());
+    assert_eq!(pages.len(), 1);
+    assert!(pages[0].items.is_empty());
+    let uris: Vec<String> = env.requests().into_iter().map(|r| r.uri).collect();
+    assert_eq!(uris, ["/api/hyperfleet/v1/nodepools?page=1&size=50"]);
+}
+
+#[tokio::test]
+async fn search_filters_by_all_labels() {
+    let env = env_with(clusters(40, "prod")).await;
+    let search = search_from_selector([("shard", "odd"), ("env", "prod")]);
+    assert_eq!(
+        search.as_deref(),
+        Some("labels.env='prod' and labels.shard='odd'")
+    );
+    let (pages, err) = drain(env.client(7).list("clusters", search.as_deref())).await;
+    assert!(err.is_none());
+    assert_eq!(ids(&pages), cluster_ids((0..40).filter(|i| i % 2 == 1)));
+    assert_eq!(pages.len(), 3);
+    let none = search_from_selector([("env", "staging")]);
+    let (pages, _) = drain(env.client(7).list("clusters", none.as_deref())).await;
+    assert_eq!((pages.len(), pages[0].total), (1, 0));
+}
+
+#[tokio::test]
+async fn page_size_over_the_cap_is_a_final_400() {
+    let env = env_with(clusters(5, "prod")).await;
+    let (pages, err) = drain(env.client(101).list("clusters", None)).await;
+    assert!(pages.is_empty());
+    let err = err.unwrap();
+    let mentions_size = matches!(&err, ApiError::Http { status: 400, body_excerpt }
+        if body_excerpt.contains("size"));
+    assert!(mentions_size, "{err}");
+    assert!(!err.is_retriable());
+    assert_eq!(env.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn sends_user_agent_and_bearer_token() {
+    let env = env_with(clusters(3, "prod")).await;
+    env.api.set_expected_token(Some("secret-1"));
+    let path = token_file(Some("  secret-1\n"));
+    let config = ApiClientConfig {
+        token_path: Some(path.clone()),
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages).len(), 3);
+    let request = &env.requests()[0];
+    assert_eq!(
+        request.header("user-agent"),
+        Some("hyperfleet-sentinel/9.9.9 (test-sentinel)")
+    );
+    assert_eq!(request.header("authorization"), Some("Bearer secret-1"));
+    // Without the token the fake API refuses, and a 401 is final.
+    let (_, err) = drain(env.client(10).list("clusters", None)).await;
+    assert!(matches!(err, Some(ApiError::Http { status: 401, .. })));
+    assert_eq!(env.requests().len(), 2);
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn token_is_reread_every_request_with_zero_ttl() {
+    let env = env_with(clusters(3, "prod")).await;
+    let path = token_file(Some("one"));
+    let config = ApiClientConfig {
+        token_path: Some(path.clone()),
+        ..env.config(10)
+    };
+    let client = ApiClient::new(config).unwrap();
+    client.probe("clusters").await.unwrap();
+    std::fs::write(&path, "two\n").unwrap();
+    env.api.set_expected_token(Some("two"));
+    client.probe("clusters").await.unwrap();
+    let sent: Vec<_> = env
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap().to_string())
+        .collect();
+    assert_eq!(sent, ["Bearer one", "Bearer two"]);
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn token_is_cached_for_its_ttl() {
+    let env = env_with(clusters(3, "prod")).await;
+    let path = token_file(Some("one"));
+    let config = ApiClientConfig {
+        token_path: Some(path.clone()),
+        token_cache_ttl: Duration::from_secs(3600),
+        ..env.config(10)
+    };
+    let client = ApiClient::new(config).unwrap();
+    client.probe("clusters").await.unwrap();
+    std::fs::write(&path, "two").unwrap();
+    client.probe("clusters").await.unwrap();
+    // Even a deleted file does not matter while the cached token is fresh.
+    std::fs::remove_file(&path).unwrap();
+    client.probe("clusters").await.unwrap();
+    let sent: Vec<_> = env
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap().to_string())
+        .collect();
+    assert_eq!(sent, ["Bearer one"; 3]);
+}
+
+#[tokio::test]
+async fn missing_or_empty_token_is_an_auth_error_and_nothing_is_sent() {
+    let env = env_with(clusters(3, "prod")).await;
+    for content in [None, Some(""), Some(" \n\t")] {
+        let path = token_file(content);
+        let config = ApiClientConfig {
+            token_path: Some(path.clone()),
+            ..env.config(10)
+        };
+        let client = ApiClient::new(config).unwrap();
+        let (pages, err) = drain(client.list("clusters", None)).await;
+        assert!(pages.is_empty());
+        let err = err.unwrap();
+        assert!(matches!(err, ApiError::Auth(_)), "{err}");
+        assert!(!err.is_retriable());
+        assert_eq!(err.metric_label(), "auth_error");
+        assert!(matches!(
+            client.probe("clusters").await,
+            Err(ApiError::Auth(_))
+        ));
+        let _ = std::fs::remove_file(path);
+    }
+    assert!(env.requests().is_empty());
+}
+
+#[tokio::test]
+async fn retriable_statuses_retry_only_the_failing_page() {
+    for status in [500, 503, 429, 408] {
+        let env = env_with(clusters(30, "prod")).await;
+        env.api
+            .inject(FaultRule::new(Fault::Status(status)).on_page(2).times(2));
+        let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+        assert!(err.is_none(), "{status}: {err:?}");
+        assert_eq!(ids(&pages), cluster_ids(0..30), "{status}");
+        assert_eq!(env.requested_pages(), [1, 2, 2, 2, 3], "{status}");
+    }
+}
+
+#[tokio::test]
+async fn not_found_is_not_retried() {
+    let env = env_with(clusters(30, "prod")).await;
+    env.api.inject(Fault::Status(404));
+    let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+    assert!(pages.is_empty());
+    let err = err.unwrap();
+    assert!(matches!(err, ApiError::Http { status: 404, .. }), "{err}");
+    assert_eq!(err.metric_label(), "fetch_error");
+    assert_eq!(env.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_timeout_is_retried() {
+    let env = env_with(clusters(15, "prod")).await;
+    env.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_secs(5))).on_page(2));
+    let config = ApiClientConfig {
+        timeout: Duration::from_millis(300),
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages), cluster_ids(0..15));
+    assert_eq!(env.requested_pages(), [1, 2, 2]);
+}
+
+#[tokio::test]
+async fn timeouts_past_the_budget_end_in_a_timeout_error() {
+    let env = env_with(clusters(5, "prod")).await;
+    env.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_secs(5))).always());
+    let config = ApiClientConfig {
+        timeout: Duration::from_millis(100),
+        backoff: Backoff {
+            max_elapsed: Duration::from_millis(250),
+            ..fast_backoff()
+        },
+        ..env.config(10)
+    };
+    let (_, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    let err = err.unwrap();
+    assert!(matches!(err, ApiError::Timeout(_)), "{err}");
+    assert!(err.is_retriable());
+    assert!(env.requests().len() >= 2);
+}
+
+#[tokio::test]
+async fn malformed_json_is_not_retried() {
+    let env = env_with(clusters(5, "prod")).await;
+    env.api.inject(Fault::MalformedJson);
+    let (_, err) = drain(env.client(10).list("clusters", None)).await;
+    let err = err.unwrap();
+    assert!(matches!(err, ApiError::Decode(_)), "{err}");
+    assert!(!err.is_retriable());
+    assert_eq!(env.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn unreachable_api_is_a_retriable_network_error() {
+    // Bind a port, then free it: nothing listens there any more.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let config = ApiClientConfig {
+        base_url: format!("http://{addr}"),
+        backoff: Backoff {
+            max_elapsed: Duration::from_millis(100),
+            ..fast_backoff()
+        },
+        ..ApiClientConfig::default()
+    };
+    let client = ApiClient::new(config).unwrap();
+    let (_, err) = drain(client.list("clusters", None)).await;
+    let err = err.unwrap();
+    assert!(matches!(err, ApiError::Network(_)), "{err}");
+    assert!(err.is_retriable());
+    assert!(matches!(
+        client.probe("clusters").await,
+        Err(ApiError::Network(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_page_failing_mid_fleet_yields_the_earlier_pages_then_the_error() {
+    let env = env_with(clusters(50, "prod")).await;
+    env.api
+        .inject(FaultRule::new(Fault::Status(500)).on_page(3).always());
+    let config = ApiClientConfig {
+        prefetch: 4,
+        backoff: Backoff {
+            max_elapsed: Duration::from_millis(100),
+            ..fast_backoff()
+        },
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert_eq!(pages.iter().map(|p| p.number).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(ids(&pages), cluster_ids(0..20));
+    assert!(
+        matches!(err, Some(ApiError::Http { status: 500, .. })),
+        "{err:?}"
+    );
+    let requested = env.requested_pages();
+    assert!(
+        requested.iter().filter(|&&p| p == 3).count() >= 2,
+        "{requested:?}"
+    );
+    assert_eq!(requested.iter().filter(|&&p| p == 1).count(), 1);
+}
+
+#[tokio::test]
+async fn prefetch_yields_pages_in_order() {
+    let env = env_with(clusters(400, "prod")).await;
+    // Slow down a few early pages so later ones finish first.
+    for page in [2, 3, 7] {
+        env.api
+            .inject(FaultRule::new(Fault::Delay(Duration::from_millis(50))).on_page(page));
+    }
+    let config = ApiClientConfig {
+        prefetch: 4,
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    let numbers: Vec<u32> = pages.iter().map(|p| p.number).collect();
+    assert_eq!(numbers, (1..=40).collect::<Vec<_>>());
+    assert_eq!(ids(&pages), cluster_ids(0..400));
+    let mut requested = env.requested_pages();
+    requested.sort_unstable();
+    assert_eq!(requested, (1..=40).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn prefetch_has_several_pages_in_flight() {
+    let env = env_with(clusters(100, "prod")).await;
+    // Page 2 is answered only once page 5 was requested: a serial pager would get a 409.
+    env.api
+        .inject(FaultRule::new(Fault::HoldUntilPage(5)).on_page(2));
+    let config = ApiClientConfig {
+        prefetch: 4,
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages), cluster_ids(0..100));
+}
+
+#[tokio::test]
+async fn follows_a_total_that_grows_during_the_listing() {
+    let env = env_with(clusters(20, "prod")).await;
+    let mut pager = env.client(10).list("clusters", None);
+    let first = pager.next_page().await.unwrap().unwrap();
+    assert_eq!(first.total, 20);
+    add_clusters(&env.api.fleet, 20..35, "prod");
+    let (rest, err) = drain(pager).await;
+    assert!(err.is_none());
+    let shape: Vec<_> = rest.iter().map(|p| (p.number, p.total)).collect();
+    assert_eq!(shape, [(2, 35), (3, 35), (4, 35)]);
+    let mut all = ids(&[first]);
+    all.extend(ids(&rest));
+    assert_eq!(all, cluster_ids(0..35));
+}
+
+#[tokio::test]
+async fn probe_sends_the_go_sentinel_request_once() {
+    let env = env_with(clusters(3, "prod")).await;
+    let client = env.client(100);
+    client.probe("nodepools").await.unwrap();
+    assert_eq!(
+        env.requests()[0].uri,
+        "/api/hyperfleet/v1/nodepools?search=labels.non_existing_label%3D%27value%27&size=1"
+    );
+    env.api.inject(Fault::Status(503));
+    let err = client.probe("clusters").await.unwrap_err();
+    assert!(matches!(err, ApiError::Http { status: 503, .. }));
+    assert!(err.to_string().contains("503"), "{err}");
+    assert_eq!(env.requests().len(), 2, "the probe is not retried");
+}
+
+/// GETs `path` from the fake API: status, content type and JSON body.
+async fn get_json(env: &Env, path: &str) -> (u16, String, serde_json::Value) {
+    let response = reqwest::get(format!("{}{path}", env.base_url))
+        .await
+        .unwrap();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    (
+        response.status().as_u16(),
+        content_type,
+        response.json().await.unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn fake_api_serves_single_resources_and_problems() {
+    let fleet = clusters(2, "prod");
+    fleet
+        .insert(
+            Collection::NodePools,
+            sample_resource(Collection::NodePools, 1, &[]),
+        )
+        .unwrap();
+    let env = env_with(fleet).await;
+    let cluster = sample_id(Collection::Clusters, 1);
+    let pool = sample_id(Collection::NodePools, 1);
+    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}/{cluster}")).await;
+    assert_eq!((status, body["id"].as_str()), (200, Some(cluster.as_str())));
+    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}/{cluster}/nodepools/{pool}")).await;
+    assert_eq!((status, body["kind"].as_str()), (200, Some("NodePool")));
+    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}/{cluster}/nodepools")).await;
+    assert_eq!((status, body["total"].as_u64()), (200, Some(1)));
+    let (status, kind, body) = get_json(&env, &format!("{CLUSTERS}/nope")).await;
+    assert_eq!((status, kind.as_str()), (404, "application/problem+json"));
+    assert_eq!(body["status"], 404);
+    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}?search=name%3D%27x%27")).await;
+    assert_eq!((status, body["title"].as_str()), (400, Some("Bad Request")));
+    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}?size=2&page=1")).await;
+    assert_eq!(
+        (status, body["kind"].as_str(), body["size"].as_u64()),
+        (200, Some("ClusterList"), Some(2))
+    );
+    assert_eq!(body["total"], 2);
+}

@@ -1,0 +1,1242 @@
+//! Event publishing against the real RabbitMQ on 127.0.0.1:5672 (guest/guest), plus the
+//! broker.yaml table.
+//!
+//! The RabbitMQ tests fail (never skip) when the broker is not reachable. Each test uses its own
+//! uniquely named exchange and exclusive queues, and deletes the exchange at the end. Outages are
+//! made with a TCP proxy in front of RabbitMQ that the test can cut, so no other connection on
+//! the shared broker is disturbed.
+
+use lapin::options::{
+    BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
+    QueueDeclareOptions,
+};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use sentinel::sentinel::broker::config::{
+    self, BrokerConfig, BrokerKind, ExchangeType, RabbitConfig,
+};
+use sentinel::sentinel::broker::{
+    self, BrokerError, PublishError, Publisher, RabbitOptions, RabbitPublisher, StdoutPublisher,
+};
+use sentinel::sentinel::event::Event;
+use serde_json::json;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use uuid::Uuid;
+
+const RABBIT_ADDR: &str = "127.0.0.1:5672";
+/// What broker.yaml would say; the trailing `/` means vhost `/` (Go's reading, not lapin's).
+const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
+/// The same for lapin directly.
+const RIG_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+
+/// Bound on every "wait until" loop; reaching it fails the test, it never decides success.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+// ---------------------------------------------------------------------------------------------
+// Test rig: a plain lapin connection that declares queues, reads messages and cleans up.
+
+struct Rig {
+    conn: Connection,
+    ch: Channel,
+    exchanges: Vec<String>,
+}
+
+async fn rig() -> Rig {
+    let connecting = Connection::connect(RIG_URL, ConnectionProperties::default());
+    let conn = match tokio::time::timeout(Duration::from_secs(10), connecting).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => panic!(
+            "RabbitMQ is not reachable at {RABBIT_ADDR} as guest/guest ({e}); these tests need a \
+             running broker: start it with `rabbitmq-server -detached`"
+        ),
+        Err(_) => panic!("RabbitMQ at {RABBIT_ADDR} did not answer within 10s; is it running?"),
+    };
+    let ch = conn.create_channel().await.expect("rig channel");
+    Rig {
+        conn,
+        ch,
+        exchanges: Vec::new(),
+    }
+}
+
+fn unique(what: &str) -> String {
+    format!("sentinel-test-{what}-{}", Uuid::now_v7())
+}
+
+impl Rig {
+    /// A fresh exchange name, deleted by `cleanup`.
+    fn exchange(&mut self, what: &str) -> String {
+        let name = unique(what);
+        self.exchanges.push(name.clone());
+        name
+    }
+
+    /// An exclusive queue bound to `exchange` (which must exist) with `key` and `args`.
+    async fn bind(&self, exchange: &str, key: &str, args: FieldTable) -> String {
+        let queue = unique("queue");
+        let options = QueueDeclareOptions {
+            exclusive: true,
+            auto_delete: true,
+            ..Default::default()
+        };
+        self.ch
+            .queue_declare(queue.as_str().into(), options, FieldTable::default())
+            .await
+            .expect("queue_declare");
+        self.ch
+            .queue_bind(
+                queue.as_str().into(),
+                exchange.into(),
+                key.into(),
+                QueueBindOptions::default(),
+                args,
+            )
+            .await
+            .expect("queue_bind");
+        queue
+    }
+
+    /// Declares the exchange the way the publisher does (for binding before the first publish).
+    async fn declare(&self, exchange: &str, kind: ExchangeKind) {
+        let options = ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        self.ch
+            .exchange_declare(exchange.into(), kind, options, FieldTable::default())
+            .await
+            .expect("declare");
+    }
+
+    /// The next message on `queue`, waiting (bounded) for it to arrive.
+    async fn next(&self, queue: &str) -> lapin::message::Delivery {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(msg) = self.try_next(queue).await {
+                return msg;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no message arrived on {queue}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn try_next(&self, queue: &str) -> Option<lapin::message::Delivery> {
+        let options = BasicGetOptions { no_ack: true };
+        self.ch
+            .basic_get(queue.into(), options)
+            .await
+            .expect("basic_get")
+            .map(|m| m.delivery)
+    }
+
+    async fn cleanup(self) {
+        for exchange in &self.exchanges {
+            let _ = self
+                .ch
+                .exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
+                .await;
+        }
+        let _ = self.conn.close(200, "OK".into()).await;
+    }
+}
+
+/// Declares `exchange` on a throwaway channel; Ok when the broker accepts it as equivalent.
+async fn redeclare(
+    conn: &Connection,
+    exchange: &str,
+    kind: ExchangeKind,
+) -> Result<(), lapin::Error> {
+    let ch = conn.create_channel().await?;
+    let options = ExchangeDeclareOptions {
+        durable: true,
+        ..Default::default()
+    };
+    ch.exchange_declare(exchange.into(), kind, options, FieldTable::default())
+        .await
+}
+
+fn rabbit_cfg(url: &str, exchange_type: ExchangeType, confirm: bool) -> RabbitConfig {
+    RabbitConfig {
+        url: url.to_owned(),
+        exchange_type,
+        publisher_confirm: confirm,
+        ..Default::default()
+    }
+}
+
+fn quick() -> RabbitOptions {
+    RabbitOptions {
+        backoff_initial: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(200),
+        ..Default::default()
+    }
+}
+
+fn event(n: u64) -> Event {
+    Event::new("Cluster", json!({"id": format!("cls-{n}"), "n": n}))
+}
+
+fn all_ok(results: &[Result<(), PublishError>]) {
+    for (i, r) in results.iter().enumerate() {
+        assert!(r.is_ok(), "event {i}: {r:?}");
+    }
+}
+
+fn watermill_properties(id: Uuid) -> BasicProperties {
+    let mut headers = FieldTable::default();
+    headers.insert(
+        ShortString::from("_watermill_message_uuid"),
+        AMQPValue::LongString(id.to_string().into()),
+    );
+    BasicProperties::default()
+        .with_delivery_mode(2)
+        .with_headers(headers)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire format and exchange semantics.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wire_format_is_what_watermill_consumes() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("wire");
+    // No exchange_type configured: watermill's durable pub/sub default, fanout.
+    let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::default(), true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    assert_eq!(publisher.exchange(), topic);
+    // The exchange is declared on first use; bind after a first publish.
+    all_ok(&publisher.publish_batch(&[event(0)]).await);
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+
+    let id = Uuid::parse_str("01936f0e-1c2d-7a3b-8c4d-5e6f7a8b9c0d").expect("uuid");
+    let data = json!({"generation": 3, "href": "/api/hyperfleet/v1/clusters/c1?x=<&>", "id": "c1", "ratio": 2.0});
+    let ev = Event::with_id(id, "Cluster", data);
+    all_ok(&publisher.publish_batch(std::slice::from_ref(&ev)).await);
+
+    let msg = rig.next(&queue).await;
+    let golden = r#"{"specversion":"1.0","id":"01936f0e-1c2d-7a3b-8c4d-5e6f7a8b9c0d","source":"hyperfleet-sentinel","type":"com.redhat.hyperfleet.cluster.reconcile","datacontenttype":"application/json","data":{"generation":3,"href":"/api/hyperfleet/v1/clusters/c1?x=\u003c\u0026\u003e","id":"c1","ratio":2}}"#;
+    assert_eq!(String::from_utf8_lossy(&msg.data), golden);
+    // Exactly: persistent, the one header, and nothing else (no content type).
+    assert_eq!(msg.properties, watermill_properties(id));
+    assert_eq!(msg.properties.content_type(), &None);
+    assert_eq!(msg.exchange.as_str(), topic);
+    assert_eq!(msg.routing_key.as_str(), "");
+
+    // Durable fanout: an equivalent declare succeeds, a conflicting one is refused.
+    redeclare(&rig.conn, &topic, ExchangeKind::Fanout)
+        .await
+        .expect("durable fanout exchange");
+    let conflict = redeclare(&rig.conn, &topic, ExchangeKind::Direct).await;
+    assert!(
+        conflict.is_err(),
+        "a direct declare of a fanout exchange must fail"
+    );
+
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routing_follows_exchange_type_and_routing_key() {
+    let mut rig = rig().await;
+    let headers_match_all = || {
+        let mut args = FieldTable::default();
+        args.insert("x-match".into(), AMQPValue::LongString("all".into()));
+        args
+    };
+    // (type, lapin kind, routing_key, binding that matches, binding that does not)
+    let cases: [(ExchangeType, ExchangeKind, &str, &str, Option<&str>); 4] = [
+        (
+            ExchangeType::Topic,
+            ExchangeKind::Topic,
+            "hyperfleet.cluster.reconcile",
+            "hyperfleet.#",
+            Some("other.#"),
+        ),
+        (
+            ExchangeType::Direct,
+            ExchangeKind::Direct,
+            "reconcile",
+            "reconcile",
+            Some("other"),
+        ),
+        (
+            ExchangeType::Fanout,
+            ExchangeKind::Fanout,
+            "ignored",
+            "",
+            None,
+        ),
+        (ExchangeType::Headers, ExchangeKind::Headers, "", "", None),
+    ];
+    for (ty, kind, routing_key, good, bad) in cases {
+        let topic = rig.exchange(ty.as_str());
+        let cfg = RabbitConfig {
+            routing_key: routing_key.to_owned(),
+            ..rabbit_cfg(RABBIT_URL, ty, true)
+        };
+        rig.declare(&topic, kind.clone()).await;
+        let args = if ty == ExchangeType::Headers {
+            headers_match_all()
+        } else {
+            FieldTable::default()
+        };
+        let good_queue = rig.bind(&topic, good, args).await;
+        let bad_queue = match bad {
+            Some(key) => Some(rig.bind(&topic, key, FieldTable::default()).await),
+            None => None,
+        };
+        let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+            .await
+            .expect("connect");
+        let ev = event(1);
+        all_ok(&publisher.publish_batch(std::slice::from_ref(&ev)).await);
+        let msg = rig.next(&good_queue).await;
+        assert_eq!(msg.data, ev.to_bytes(), "{ty:?}");
+        assert_eq!(msg.routing_key.as_str(), routing_key, "{ty:?}");
+        // Confirmed means routed: a queue that does not match has nothing, deterministically.
+        if let Some(queue) = bad_queue {
+            assert!(
+                rig.try_next(&queue).await.is_none(),
+                "{ty:?}: {routing_key} must not reach the other queue"
+            );
+        }
+        redeclare(&rig.conn, &topic, kind)
+            .await
+            .unwrap_or_else(|e| panic!("{ty:?} exchange: {e}"));
+        publisher.close().await.expect("close");
+    }
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_exchange_overrides_topic() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("unused-topic");
+    let fixed = rig.exchange("static");
+    let cfg = RabbitConfig {
+        exchange: fixed.clone(),
+        ..rabbit_cfg(RABBIT_URL, ExchangeType::Topic, true)
+    };
+    rig.declare(&fixed, ExchangeKind::Topic).await;
+    let queue = rig.bind(&fixed, "#", FieldTable::default()).await;
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    assert_eq!(publisher.exchange(), fixed);
+    all_ok(&publisher.publish_batch(&[event(7)]).await);
+    assert_eq!(rig.next(&queue).await.exchange.as_str(), fixed);
+    // The topic-named exchange was never declared.
+    let ch = rig.conn.create_channel().await.expect("channel");
+    let passive = ExchangeDeclareOptions {
+        passive: true,
+        ..Default::default()
+    };
+    let probe = ch
+        .exchange_declare(
+            topic.as_str().into(),
+            ExchangeKind::Topic,
+            passive,
+            FieldTable::default(),
+        )
+        .await;
+    assert!(probe.is_err(), "exchange {topic} must not exist");
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_keep_order_with_and_without_confirms() {
+    let mut rig = rig().await;
+    for confirm in [true, false] {
+        let topic = rig.exchange(if confirm { "confirm-on" } else { "confirm-off" });
+        rig.declare(&topic, ExchangeKind::Fanout).await;
+        let queue = rig.bind(&topic, "", FieldTable::default()).await;
+        let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Fanout, confirm);
+        let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+            .await
+            .expect("connect");
+        let events: Vec<Event> = (0..50).map(event).collect();
+        let results = publisher.publish_batch(&events).await;
+        assert_eq!(results.len(), events.len());
+        all_ok(&results);
+        for ev in &events {
+            let msg = rig.next(&queue).await;
+            assert_eq!(msg.data, ev.to_bytes(), "confirm={confirm}");
+            assert_eq!(msg.properties, watermill_properties(ev.id));
+        }
+        assert!(publisher.publish_batch(&[]).await.is_empty());
+        publisher.close().await.expect("close waits for confirms");
+        let after = publisher.publish_batch(&[event(99)]).await;
+        assert!(
+            matches!(after.as_slice(), [Err(PublishError::Publish(_))]),
+            "{after:?}"
+        );
+    }
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflicting_exchange_type_is_a_publish_error() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("conflict");
+    rig.declare(&topic, ExchangeKind::Direct).await;
+    let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Topic, true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    let results = publisher.publish_batch(&[event(1), event(2)]).await;
+    for r in &results {
+        match r {
+            Err(PublishError::Declare { exchange, reason }) => {
+                assert_eq!(exchange, &topic);
+                assert!(reason.contains("PRECONDITION_FAILED"), "{reason}");
+            }
+            other => panic!("expected a declare error, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        results[0].as_ref().map_err(PublishError::error_type),
+        Err("publish_error")
+    );
+    // The connection survives a channel error; the next attempt waits for the backoff.
+    let again = publisher.publish_batch(&[event(3)]).await;
+    assert!(matches!(
+        again.as_slice(),
+        [Err(
+            PublishError::Unavailable { .. } | PublishError::Declare { .. }
+        )]
+    ));
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures and recovery.
+
+/// A TCP proxy in front of RabbitMQ whose connections the test can cut or freeze.
+struct Proxy {
+    addr: SocketAddr,
+    refusing: Arc<AtomicBool>,
+    frozen: Arc<AtomicBool>,
+    links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+/// Copies bytes one way; while `frozen`, holds what it read, so the peer hears nothing but its
+/// writes still succeed (a half-open connection).
+async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, frozen: Arc<AtomicBool>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        while frozen.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Proxy {
+    async fn start() -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+        let addr = listener.local_addr().expect("proxy addr");
+        let refusing = Arc::new(AtomicBool::new(false));
+        let frozen = Arc::new(AtomicBool::new(false));
+        let links = Arc::new(Mutex::new(Vec::new()));
+        let (r, f, l) = (refusing.clone(), frozen.clone(), links.clone());
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                if r.load(Ordering::SeqCst) {
+                    continue; // dropping the socket closes it: the broker is "down"
+                }
+                let f = f.clone();
+                let link = tokio::spawn(async move {
+                    if let Ok(upstream) = TcpStream::connect(RABBIT_ADDR).await {
+                        let (in_read, in_write) = inbound.into_split();
+                        let (up_read, up_write) = upstream.into_split();
+                        tokio::join!(
+                            pump(in_read, up_write, f.clone()),
+                            pump(up_read, in_write, f)
+                        );
+                    }
+                });
+                l.lock().expect("links").push(link.abort_handle());
+            }
+        });
+        Proxy {
+            addr,
+            refusing,
+            frozen,
+            links,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("amqp://guest:guest@{}/", self.addr)
+    }
+
+    /// Drops every proxied connection and refuses new ones.
+    fn cut(&self) {
+        self.refusing.store(true, Ordering::SeqCst);
+        for link in self.links.lock().expect("links").drain(..) {
+            link.abort();
+        }
+    }
+
+    /// Accepts and forwards again.
+    fn restore(&self) {
+        self.refusing.store(false, Ordering::SeqCst);
+    }
+
+    /// Stops (or resumes) forwarding on the existing connections without closing them.
+    fn freeze(&self, frozen: bool) {
+        self.frozen.store(frozen, Ordering::SeqCst);
+    }
+}
+
+async fn wait_disconnected(publisher: &RabbitPublisher) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while publisher.is_connected() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "publisher never noticed the cut connection"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnects_after_the_connection_drops() {
+    for confirm in [true, false] {
+        let mut rig = rig().await;
+        let proxy = Proxy::start().await;
+        let topic = rig.exchange("reconnect");
+        rig.declare(&topic, ExchangeKind::Fanout).await;
+        let queue = rig.bind(&topic, "", FieldTable::default()).await;
+        let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, confirm);
+        let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+            .await
+            .expect("connect via proxy");
+        let before = event(1);
+        all_ok(&publisher.publish_batch(std::slice::from_ref(&before)).await);
+        assert_eq!(rig.next(&queue).await.data, before.to_bytes());
+
+        proxy.cut();
+        wait_disconnected(&publisher).await;
+        let during = publisher.publish_batch(&[event(2), event(3)]).await;
+        assert_eq!(during.len(), 2);
+        for r in &during {
+            assert!(
+                matches!(
+                    r,
+                    Err(PublishError::Connect(_) | PublishError::Unavailable { .. })
+                ),
+                "confirm={confirm}: {r:?}"
+            );
+        }
+
+        proxy.restore();
+        let after = event(4);
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            match publisher
+                .publish_batch(std::slice::from_ref(&after))
+                .await
+                .pop()
+            {
+                Some(Ok(())) => break,
+                other => assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "never recovered: {other:?}"
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(publisher.is_connected());
+        assert_eq!(
+            rig.next(&queue).await.data,
+            after.to_bytes(),
+            "confirm={confirm}"
+        );
+        publisher.close().await.expect("close");
+        rig.cleanup().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backoff_makes_publishes_fail_fast_while_down() {
+    let mut rig = rig().await;
+    let proxy = Proxy::start().await;
+    let topic = rig.exchange("backoff");
+    let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, true);
+    let opts = RabbitOptions {
+        backoff_initial: Duration::from_secs(3600),
+        backoff_max: Duration::from_secs(7200),
+        ..quick()
+    };
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, opts)
+        .await
+        .expect("connect via proxy");
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
+    proxy.cut();
+    wait_disconnected(&publisher).await;
+    // The first publish after the loss tries to reconnect at once, and fails.
+    let first = publisher.publish_batch(&[event(2)]).await;
+    assert!(
+        matches!(first.as_slice(), [Err(PublishError::Connect(_))]),
+        "{first:?}"
+    );
+    // Within the backoff window no connection is attempted at all.
+    proxy.restore();
+    let second = publisher.publish_batch(&[event(3)]).await;
+    match second.as_slice() {
+        [Err(e @ PublishError::Unavailable { retry_in, .. })] => {
+            assert!(*retry_in > Duration::from_secs(60), "{e}");
+            assert!(e.to_string().starts_with("broker unavailable"), "{e}");
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+    assert!(!publisher.is_connected());
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_connection_times_out_and_is_replaced() {
+    let mut rig = rig().await;
+    let proxy = Proxy::start().await;
+    let topic = rig.exchange("half-open");
+    rig.declare(&topic, ExchangeKind::Fanout).await;
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+    let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, true);
+    let opts = RabbitOptions {
+        publish_timeout: Duration::from_millis(300),
+        ..quick()
+    };
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, opts)
+        .await
+        .expect("connect via proxy");
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
+    rig.next(&queue).await;
+
+    // The broker never hears the publishes, so no confirm comes back: the batch gives up at
+    // the bound instead of waiting forever, and the connection is abandoned.
+    proxy.freeze(true);
+    let stalled = publisher.publish_batch(&[event(2), event(3)]).await;
+    for r in &stalled {
+        assert!(
+            matches!(
+                r,
+                Err(PublishError::ConfirmTimeout(_) | PublishError::Publish(_))
+            ),
+            "{r:?}"
+        );
+    }
+    assert!(!publisher.is_connected());
+
+    // The old link's held bytes may still reach the broker once thawed; skip past them.
+    proxy.freeze(false);
+    let ev = event(4);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        match publisher
+            .publish_batch(std::slice::from_ref(&ev))
+            .await
+            .pop()
+        {
+            Some(Ok(())) => break,
+            other => assert!(
+                tokio::time::Instant::now() < deadline,
+                "never recovered: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    while rig.next(&queue).await.data != ev.to_bytes() {}
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovers_when_the_broker_closes_the_channel() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("channel-close");
+    rig.declare(&topic, ExchangeKind::Fanout).await;
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+    let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Fanout, true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
+    rig.next(&queue).await;
+
+    // Deleting the exchange behind the publisher's back: its next publish makes the broker
+    // close the channel (404 NOT_FOUND), which fails that publish's confirm.
+    rig.ch
+        .exchange_delete(topic.as_str().into(), ExchangeDeleteOptions::default())
+        .await
+        .expect("delete");
+    let lost = publisher.publish_batch(&[event(2)]).await;
+    assert!(
+        matches!(
+            lost.as_slice(),
+            [Err(PublishError::Unconfirmed(_) | PublishError::Publish(_))]
+        ),
+        "{lost:?}"
+    );
+
+    rig.declare(&topic, ExchangeKind::Fanout).await;
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+    let ev = event(3);
+    all_ok(&publisher.publish_batch(std::slice::from_ref(&ev)).await);
+    assert_eq!(rig.next(&queue).await.data, ev.to_bytes());
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_connection_errors_are_fatal_and_masked() {
+    let rig = rig().await;
+    // Nothing listens on port 1; wrong credentials are refused by the real broker.
+    for url in [
+        "amqp://guest:s3cret@127.0.0.1:1/",
+        "amqp://guest:s3cret@127.0.0.1:5672/",
+    ] {
+        let cfg = rabbit_cfg(url, ExchangeType::Fanout, false);
+        match RabbitPublisher::connect(&cfg, "sentinel-test-never", quick()).await {
+            Err(e @ BrokerError::Connect { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("guest:****@127.0.0.1"), "{text}");
+                assert!(!text.contains("s3cret"), "{text}");
+            }
+            Err(e) => panic!("{url}: expected a connect error, got {e}"),
+            Ok(_) => panic!("{url}: connected"),
+        }
+    }
+    let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Fanout, false);
+    let empty = RabbitPublisher::connect(&cfg, "", quick())
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        empty.as_deref().is_some_and(|e| e.contains("empty")),
+        "{empty:?}"
+    );
+    let long = RabbitPublisher::connect(&cfg, &"x".repeat(256), quick())
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        long.as_deref().is_some_and(|e| e.contains("255")),
+        "{long:?}"
+    );
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_dispatches_on_broker_type() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("dispatch");
+    let parse = |yaml: &str| config::parse("test.yaml", yaml, &|_| None).expect("valid config");
+    let rabbit = parse(&format!(
+        "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: {RABBIT_URL}\n"
+    ));
+    let mut publisher = broker::connect(&rabbit, &topic).await.expect("connect");
+    assert!(matches!(publisher, Publisher::Rabbit(_)));
+    assert!(publisher.is_connected());
+    publisher.publish(&event(1)).await.expect("publish");
+    publisher.close().await.expect("close");
+
+    let stdout = parse("broker:\n  type: stdout\n");
+    assert!(matches!(
+        broker::connect(&stdout, &topic).await,
+        Ok(Publisher::Stdout(_))
+    ));
+
+    let pubsub = parse("broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n");
+    let err = broker::connect(&pubsub, &topic)
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.starts_with("google pub/sub publishing is not yet supported"),
+        "{err}"
+    );
+    rig.cleanup().await;
+}
+
+#[tokio::test]
+async fn stdout_publisher_writes_json_lines() {
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("buffer").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let out = Shared::default();
+    let mut publisher = Publisher::Stdout(StdoutPublisher::to_writer(Box::new(out.clone())));
+    let events = [event(1), event(2)];
+    all_ok(&publisher.publish_batch(&events).await);
+    let mut want = events[0].to_bytes();
+    want.push(b'\n');
+    want.extend(events[1].to_bytes());
+    want.push(b'\n');
+    assert_eq!(*out.0.lock().expect("buffer"), want);
+    publisher.close().await.expect("flush");
+}
+
+// ---------------------------------------------------------------------------------------------
+// broker.yaml.
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |name| map.get(name).cloned()
+}
+
+fn parse_with(yaml: &str, env: &[(&str, &str)]) -> Result<BrokerConfig, BrokerError> {
+    config::parse("broker.yaml", yaml, &env_of(env))
+}
+
+/// The problems of an invalid config, or a panic naming what was expected.
+fn problems(yaml: &str, env: &[(&str, &str)]) -> Vec<String> {
+    match parse_with(yaml, env) {
+        Err(BrokerError::Invalid { problems, .. }) => problems,
+        other => panic!("expected an invalid config for {yaml:?}, got {other:?}"),
+    }
+}
+
+const FULL: &str = r#"
+log_config: true
+broker:
+  type: rabbitmq
+  rabbitmq:
+    url: amqp://user:pa55@rabbit:5672/prod
+    exchange: hyperfleet
+    exchange_type: topic
+    routing_key: hyperfleet.reconcile
+    publisher_confirm: true
+    queue: q
+    prefetch_count: 5
+    prefetch_size: 1024
+    consumer_tag: tag
+  googlepubsub:
+    project_id: proj
+    ack_deadline_seconds: 60
+    message_retention_duration: 604800s
+    expiration_ttl: 31d
+    enable_message_ordering: true
+    retry_min_backoff: 10s
+    retry_max_backoff: 600s
+    dead_letter_topic: dlq
+    dead_letter_max_attempts: 5
+    topic_retention_duration: 1d
+    max_outstanding_messages: 1000
+    max_outstanding_bytes: 104857600
+    num_goroutines: 10
+    create_topic_if_missing: true
+    create_subscription_if_missing: false
+subscriber:
+  parallelism: 4
+"#;
+
+#[test]
+fn every_key_is_read() {
+    let cfg = parse_with(FULL, &[]).expect("valid");
+    assert_eq!(cfg.origin, "broker.yaml");
+    assert!(cfg.log_config);
+    assert_eq!(cfg.kind, BrokerKind::RabbitMq);
+    let r = &cfg.rabbitmq;
+    assert_eq!(
+        *r,
+        RabbitConfig {
+            url: "amqp://user:pa55@rabbit:5672/prod".into(),
+            exchange: "hyperfleet".into(),
+            exchange_type: ExchangeType::Topic,
+            routing_key: "hyperfleet.reconcile".into(),
+            publisher_confirm: true,
+            queue: "q".into(),
+            prefetch_count: 5,
+            prefetch_size: 1024,
+            consumer_tag: "tag".into(),
+        }
+    );
+    let g = &cfg.googlepubsub;
+    assert_eq!(
+        (g.project_id.as_str(), g.ack_deadline_seconds),
+        ("proj", 60)
+    );
+    assert_eq!(g.message_retention_duration, "604800s");
+    assert_eq!(
+        (g.expiration_ttl.as_str(), g.enable_message_ordering),
+        ("31d", true)
+    );
+    assert_eq!(
+        (g.retry_min_backoff.as_str(), g.retry_max_backoff.as_str()),
+        ("10s", "600s")
+    );
+    assert_eq!(
+        (g.dead_letter_topic.as_str(), g.dead_letter_max_attempts),
+        ("dlq", 5)
+    );
+    assert_eq!(g.topic_retention_duration, "1d");
+    assert_eq!(
+        (
+            g.max_outstanding_messages,
+            g.max_outstanding_bytes,
+            g.num_goroutines
+        ),
+        (1000, 104_857_600, 10)
+    );
+    assert_eq!(
+        (g.create_topic_if_missing, g.create_subscription_if_missing),
+        (true, false)
+    );
+    assert_eq!(cfg.subscriber.parallelism, 4);
+    // The googlepubsub section is valid too: switching the type is all it takes.
+    let pubsub = parse_with(FULL, &[("BROKER_TYPE", "googlepubsub")]).expect("valid");
+    assert_eq!(pubsub.kind, BrokerKind::GooglePubSub);
+}
+
+#[test]
+fn defaults() {
+    let cfg = parse_with(
+        "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://localhost\n",
+        &[],
+    )
+    .expect("valid");
+    assert!(!cfg.log_config);
+    assert_eq!(
+        cfg.rabbitmq,
+        RabbitConfig {
+            url: "amqp://localhost".into(),
+            ..Default::default()
+        }
+    );
+    assert_eq!(cfg.rabbitmq.exchange_type, ExchangeType::Fanout);
+    assert!(!cfg.rabbitmq.publisher_confirm);
+    assert_eq!(cfg.subscriber.parallelism, 10);
+    let empty_type = parse_with(
+        "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    exchange_type: ''\n    exchange:\n",
+        &[],
+    )
+    .expect("valid");
+    assert_eq!(empty_type.rabbitmq.exchange_type, ExchangeType::Fanout);
+    assert_eq!(empty_type.rabbitmq.exchange, "");
+}
+
+#[test]
+fn env_overrides_win_over_the_file() {
+    let env = [
+        ("BROKER_TYPE", "rabbitmq"),
+        ("BROKER_RABBITMQ_URL", "amqps://env:pw@envhost:5671/"),
+        ("BROKER_RABBITMQ_EXCHANGE", "env-exchange"),
+        ("BROKER_RABBITMQ_EXCHANGE_TYPE", "direct"),
+        ("BROKER_RABBITMQ_ROUTING_KEY", "env.key"),
+        ("BROKER_RABBITMQ_PUBLISHER_CONFIRM", "false"),
+        ("LOG_CONFIG", "false"),
+        ("BROKER_RABBITMQ_PREFETCH_COUNT", "7"),
+        ("SUBSCRIBER_PARALLELISM", "3"),
+        ("BROKER_GOOGLEPUBSUB_PROJECT_ID", ""), // empty: unset, as in viper
+    ];
+    let cfg = parse_with(FULL, &env).expect("valid");
+    let r = &cfg.rabbitmq;
+    assert_eq!(r.url, "amqps://env:pw@envhost:5671/");
+    assert_eq!(
+        (r.exchange.as_str(), r.exchange_type),
+        ("env-exchange", ExchangeType::Direct)
+    );
+    assert_eq!(
+        (r.routing_key.as_str(), r.publisher_confirm),
+        ("env.key", false)
+    );
+    assert_eq!((r.prefetch_count, r.queue.as_str()), (7, "q"));
+    assert!(!cfg.log_config);
+    assert_eq!(cfg.subscriber.parallelism, 3);
+    assert_eq!(cfg.googlepubsub.project_id, "proj");
+    let stdout =
+        parse_with(FULL, &[("BROKER_TYPE", "stdout"), ("LOG_CONFIG", "1")]).expect("valid");
+    assert_eq!((stdout.kind, stdout.log_config), (BrokerKind::Stdout, true));
+}
+
+/// (broker.yaml, environment, a problem the result must contain)
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn invalid_configs_name_every_problem() {
+    let cases: &[Case] = &[
+        (
+            "broker:\n  type: rabbitmq\n",
+            &[],
+            "broker.rabbitmq.url is required",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: http://h\n",
+            &[],
+            "must start with 'amqp://' or 'amqps://'",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://u:pw@h:99999/\n",
+            &[],
+            "broker.rabbitmq.url amqp://u:****@h:99999/",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    exchange_type: x\n",
+            &[],
+            "exchange_type must be one of: direct, fanout, topic, headers; got 'x'",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    prefetch_count: -1\n",
+            &[],
+            "broker.rabbitmq.prefetch_count must be non-negative",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    prefetch_size: many\n",
+            &[],
+            "broker.rabbitmq.prefetch_size must be an integer, got 'many'",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n",
+            &[("BROKER_RABBITMQ_PUBLISHER_CONFIRM", "yes")],
+            "BROKER_RABBITMQ_PUBLISHER_CONFIRM must be a boolean (true or false), got 'yes'",
+        ),
+        (
+            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    exchnage: e\n",
+            &[],
+            "broker.rabbitmq.exchnage: unknown key (did you mean 'exchange'?)",
+        ),
+        (
+            "brokr:\n  type: stdout\n",
+            &[],
+            "brokr: unknown key (did you mean 'broker'?)",
+        ),
+        (
+            "broker:\n  type: stdout\n  rabbit: {}\n",
+            &[],
+            "broker.rabbit: unknown key (did you mean 'rabbitmq'?)",
+        ),
+        (
+            "broker:\n  type: stdout\nsubscriber:\n  paralelism: 2\n",
+            &[],
+            "subscriber.paralelism: unknown key (did you mean 'parallelism'?)",
+        ),
+        (
+            "broker:\n  type: stdout\n  googlepubsub:\n    projectid: p\n",
+            &[],
+            "broker.googlepubsub.projectid: unknown key (did you mean 'project_id'?)",
+        ),
+        (
+            "broker:\n  type: rabbitmg\n",
+            &[],
+            "unsupported broker type 'rabbitmg', expected rabbitmq, googlepubsub or stdout (did you mean 'rabbitmq'?)",
+        ),
+        (
+            "broker: {}\n",
+            &[],
+            "broker.type is required: rabbitmq, googlepubsub or stdout (or set BROKER_TYPE)",
+        ),
+        (
+            "broker:\n  type: [a]\n",
+            &[],
+            "broker.type must be a scalar",
+        ),
+        ("broker: 3\n", &[], "broker must be a mapping"),
+        ("- a\n", &[], "the document must be a mapping"),
+        (
+            "broker:\n  type: stdout\n  1: x\n",
+            &[],
+            "broker: keys must be strings, got 1",
+        ),
+        ("broker: {type: stdout\n", &[], "not valid YAML"),
+        (
+            "broker:\n  type: googlepubsub\n",
+            &[],
+            "broker.googlepubsub.project_id is required",
+        ),
+        (
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n    ack_deadline_seconds: 5\n",
+            &[],
+            "ack_deadline_seconds must be between 10 and 600 seconds",
+        ),
+        (
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n    expiration_ttl: soon\n",
+            &[],
+            "broker.googlepubsub.expiration_ttl: invalid duration 'soon'",
+        ),
+        (
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n    message_retention_duration: 1m\n",
+            &[],
+            "message_retention_duration must be between 10m and 31d",
+        ),
+        (
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n    retry_min_backoff: 60s\n    retry_max_backoff: 10s\n",
+            &[],
+            "retry_min_backoff must be less than or equal to retry_max_backoff",
+        ),
+        (
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n    dead_letter_max_attempts: 200\n",
+            &[],
+            "dead_letter_max_attempts must be between 5 and 100",
+        ),
+        (
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n    num_goroutines: -2\n",
+            &[],
+            "num_goroutines must be non-negative",
+        ),
+        (
+            "broker:\n  type: stdout\nsubscriber:\n  parallelism: -1\n",
+            &[],
+            "subscriber.parallelism must be non-negative",
+        ),
+    ];
+    for (yaml, env, want) in cases {
+        let found = problems(yaml, env);
+        assert!(
+            found.iter().any(|p| p.contains(want)),
+            "{yaml:?}: want {want:?} among {found:#?}"
+        );
+        assert!(
+            found.iter().all(|p| !p.contains("pw@")),
+            "password leaked: {found:#?}"
+        );
+    }
+    // All problems at once, and the error renders one per line.
+    let many = "broker:\n  type: rabbitmq\n  rabbitmq:\n    exchange_type: x\n    prefetch_count: -1\n    queu: q\n";
+    assert_eq!(problems(many, &[]).len(), 4, "{:#?}", problems(many, &[]));
+    let text = parse_with(many, &[])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("invalid broker configuration (broker.yaml):\n  "),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 5, "{text}");
+}
+
+#[test]
+fn weakly_typed_values_are_accepted_like_viper() {
+    let yaml = "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    publisher_confirm: 'true'\n    prefetch_count: '5'\n    exchange: 42\n";
+    let cfg = parse_with(yaml, &[]).expect("valid");
+    assert!(cfg.rabbitmq.publisher_confirm);
+    assert_eq!(
+        (cfg.rabbitmq.prefetch_count, cfg.rabbitmq.exchange.as_str()),
+        (5, "42")
+    );
+    // An empty file with the type from the environment.
+    let env_only = parse_with("", &[("BROKER_TYPE", "stdout")]).expect("valid");
+    assert_eq!(env_only.kind, BrokerKind::Stdout);
+}
+
+#[test]
+fn masked_config_hides_the_password() {
+    let cfg = parse_with(FULL, &[]).expect("valid");
+    let masked = cfg.masked();
+    assert!(
+        masked.contains(r#""url":"amqp://user:****@rabbit:5672/prod""#),
+        "{masked}"
+    );
+    assert!(!masked.contains("pa55"), "{masked}");
+    assert!(masked.contains(r#""type":"rabbitmq""#), "{masked}");
+    assert!(masked.contains(r#""exchange_type":"topic""#), "{masked}");
+    assert!(masked.contains(r#""log_config":true"#), "{masked}");
+    assert_eq!(
+        config::mask_url("amqp://guest:guest@host/"),
+        "amqp://guest:****@host/"
+    );
+}
+
+#[test]
+fn load_finds_the_file_or_explains_why_not() {
+    let dir = std::env::temp_dir().join(unique("config"));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("broker.yaml");
+    std::fs::write(&file, "log_config: true\nbroker:\n  type: stdout\n").expect("write");
+    let path = file.display().to_string();
+
+    let cfg = config::load(&env_of(&[("BROKER_CONFIG_FILE", &path)])).expect("load");
+    assert_eq!(
+        (cfg.kind, cfg.origin.as_str(), cfg.log_config),
+        (BrokerKind::Stdout, path.as_str(), true)
+    );
+    let overridden = config::load(&env_of(&[
+        ("BROKER_CONFIG_FILE", &path),
+        ("LOG_CONFIG", "false"),
+    ]))
+    .expect("load");
+    assert!(!overridden.log_config);
+
+    // A named file that does not exist is an error, even with other variables set.
+    let missing = dir.join("absent.yaml").display().to_string();
+    let err = config::load(&env_of(&[
+        ("BROKER_CONFIG_FILE", &missing),
+        ("BROKER_TYPE", "stdout"),
+    ]));
+    assert!(
+        matches!(&err, Err(BrokerError::Read { path, .. }) if path.display().to_string() == missing),
+        "{err:?}"
+    );
+
+    // The first existing candidate wins; none at all (and no BROKER_* variable) is an error
+    // naming every path tried.
+    let (first, second) = (dir.join("first.yaml"), dir.join("second.yaml"));
+    std::fs::write(&second, "broker:\n  type: stdout\n").expect("write");
+    let found = config::load_from(&[first.clone(), second.clone()], &env_of(&[])).expect("load");
+    assert_eq!(found.origin, second.display().to_string());
+    let absent = dir.join("absent.yaml");
+    match config::load_from(
+        &[first.clone(), absent.clone()],
+        &env_of(&[("LOG_CONFIG", "1")]),
+    ) {
+        Err(e @ BrokerError::NotFound { .. }) => {
+            let text = e.to_string();
+            let tried = format!("{}, {}", first.display(), absent.display());
+            assert!(text.contains(&tried), "{text}");
+            assert!(text.contains("BROKER_CONFIG_FILE"), "{text}");
+        }
+        other => panic!("expected not found, got {other:?}"),
+    }
+    let paths = config::candidate_paths(&env_of(&[]));
+    assert_eq!(
+        paths.last().map(|p| p.display().to_string()),
+        Some("broker.yaml".to_owned())
+    );
+    assert_eq!(paths.len(), 2, "{paths:?}");
+
+    // No file, but the environment configures the broker.
+    let env = env_of(&[
+        ("BROKER_TYPE", "rabbitmq"),
+        ("BROKER_RABBITMQ_URL", RABBIT_URL),
+    ]);
+    let from_env = config::load_from(&[absent], &env);
+    let from_env = from_env.expect("env-only config");
+    assert_eq!(
+        (from_env.origin.as_str(), from_env.rabbitmq.url.as_str()),
+        ("environment", RABBIT_URL)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
