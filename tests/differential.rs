@@ -6,6 +6,9 @@
 //! variable bindings; random well-typed decision programs on random resources (proptest, in
 //! `differential/random.rs`); and bad input (overflow, division by zero, bad timestamps, deep and
 //! huge expressions). `comparison_catches_a_wrong_result` shows the comparison can fail.
+//!
+//! The cel-spec conformance cases (`tests/conformance.rs`) and the oracle's decision corpus
+//! (`tests/decisions.rs`) also run every case through the JIT and fail on any disagreement.
 
 #[path = "differential/random.rs"]
 mod random;
