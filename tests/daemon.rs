@@ -236,16 +236,19 @@ struct Proxy {
     addr: SocketAddr,
     refusing: Arc<AtomicBool>,
     frozen: Arc<AtomicBool>,
-    /// Bytes the clients sent while frozen (held back from the broker).
+    /// Chunks (other than heartbeats) held back while frozen, either way.
     held: Arc<AtomicUsize>,
     links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
 }
 
+/// Copies bytes one way; while `frozen`, holds what it read (the peer hears nothing, but its
+/// writes still succeed: a half-open connection) and counts in `held` the chunks held that are
+/// not a lone heartbeat frame (AMQP frame type 8, 8 bytes).
 async fn pump(
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
     frozen: Arc<AtomicBool>,
-    held: Option<Arc<AtomicUsize>>,
+    held: Arc<AtomicUsize>,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -253,10 +256,9 @@ async fn pump(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        if frozen.load(Ordering::SeqCst)
-            && let Some(held) = &held
-        {
-            held.fetch_add(n, Ordering::SeqCst);
+        let heartbeat = n == 8 && buf[0] == 8;
+        if frozen.load(Ordering::SeqCst) && !heartbeat {
+            held.fetch_add(1, Ordering::SeqCst);
         }
         while frozen.load(Ordering::SeqCst) {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -295,8 +297,8 @@ impl Proxy {
                         let (in_read, in_write) = inbound.into_split();
                         let (up_read, up_write) = upstream.into_split();
                         tokio::join!(
-                            pump(in_read, up_write, frozen.clone(), Some(held)),
-                            pump(up_read, in_write, frozen, None)
+                            pump(in_read, up_write, frozen.clone(), held.clone()),
+                            pump(up_read, in_write, frozen, held)
                         );
                     }
                 });
@@ -554,7 +556,11 @@ fn last_poll(m: &Metrics) -> f64 {
     sample(&m.render(), LAST_POLL, &[]).expect("last successful poll gauge")
 }
 
-/// Log lines written by the [`GoFormat`] JSON formatter while the guard lives on this thread.
+/// The log lines of this test process, written by the [`GoFormat`] JSON formatter.
+///
+/// One global subscriber for the whole process: a thread-local one (`set_default`) loses events
+/// when other tests hit the same callsites first (tracing caches callsite interest globally).
+/// Tests tell their lines apart by the `topic` field, unique per test.
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
@@ -569,24 +575,30 @@ impl Write for Logs {
     }
 }
 
-impl Logs {
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
-        let writer = self.clone();
+fn logs() -> &'static Logs {
+    static LOGS: std::sync::OnceLock<Logs> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Logs::default();
+        let writer = logs.clone();
         let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
+            .with_max_level(tracing::Level::INFO)
             .event_format(GoFormat::new(true, VERSION))
             .with_writer(move || writer.clone())
             .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+        logs
+    })
+}
 
-    /// `(level, message)` of every line.
-    fn lines(&self) -> Vec<(String, String)> {
+impl Logs {
+    /// `(level, message)` of every line logged with this `topic` so far.
+    fn lines(&self, topic: &str) -> Vec<(String, String)> {
         let bytes = self.0.lock().expect("logs").clone();
         String::from_utf8_lossy(&bytes)
             .lines()
-            .map(|line| {
-                let v: Json = serde_json::from_str(line).expect("log lines are JSON");
+            .map(|line| serde_json::from_str::<Json>(line).expect("log lines are JSON"))
+            .filter(|v| v["topic"] == topic)
+            .map(|v| {
                 let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
                 (field("level"), field("message"))
             })
@@ -619,7 +631,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
         poll_interval: Duration::from_secs(3600),
     })
     .await;
-    let logs = Logs::default();
+    let logs = logs();
     let before = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
@@ -627,10 +639,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
 
     // The sender is dropped at once: that must not read as a shutdown request.
     let (_, mut shutdown) = watch::channel(false);
-    let report = {
-        let _guard = logs.capture();
-        daemon.cycle(now(), &mut shutdown).await
-    };
+    let report = daemon.cycle(now(), &mut shutdown).await;
     let expected_report = CycleReport {
         total: 8,
         published: 4,
@@ -695,7 +704,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
     );
 
     // Logs: one line per published event, the empty id warned about, one cycle summary.
-    let lines = logs.lines();
+    let lines = logs.lines(&topic);
     let published = messages_starting(&lines, "info", "Published event resource_id=");
     assert_eq!(
         published,
@@ -962,6 +971,10 @@ async fn run_polls_every_interval_until_shutdown() {
     let (topic, queue) = rig.exchange_and_queue("run").await;
     let fleet = new_clusters(2);
     let api = fake_api(fleet).await;
+    // Every listing takes longer than the poll interval: overlapping cycles would pile up
+    // requests, sequential ones make exactly one per cycle.
+    api.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_millis(100))).always());
     let daemon = daemon(Setup {
         base_url: &api.base_url,
         amqp_url: RABBIT_URL,
@@ -987,6 +1000,12 @@ async fn run_polls_every_interval_until_shutdown() {
         .expect("run task");
     let cycles = sample(&metrics.render(), POLLS, &base(&[])).expect("polls");
     assert!(cycles >= 3.0, "{cycles}");
+    // One request per completed cycle, plus at most the one abandoned at shutdown.
+    let requests = api.pages_requested().len();
+    assert!(
+        requests == cycles as usize || requests == cycles as usize + 1,
+        "{requests} listings for {cycles} cycles: cycles overlapped"
+    );
     assert_eq!(published_metric(&metrics), 2.0 * cycles);
     assert_eq!(rig.drain(&queue).await.len(), 2 * cycles as usize);
     rig.cleanup().await;
@@ -1321,6 +1340,25 @@ impl Drop for Process {
     }
 }
 
+/// The end of a clean shutdown: the signal logged, no error logged, nothing on stderr, and
+/// `Sentinel stopped` last.
+fn assert_clean_stop(process: &Process) {
+    let logs = process.log_messages();
+    assert!(
+        logs.iter()
+            .any(|(_, m)| m == "Received shutdown signal, stopping"),
+        "{logs:?}"
+    );
+    let errors: Vec<_> = logs.iter().filter(|(l, _)| l == "error").collect();
+    assert!(errors.is_empty(), "{}", process.output());
+    assert_eq!(
+        logs.last().map(|(_, m)| m.as_str()),
+        Some("Sentinel stopped")
+    );
+    let stderr = process.stderr.lock().expect("stderr").clone();
+    assert!(stderr.is_empty(), "{}", process.output());
+}
+
 /// A fleet for the process: two new clusters (due every cycle), one with an empty id and one
 /// reconciled just now (skipped), one per page.
 fn process_fleet() -> (Fleet, Vec<String>) {
@@ -1405,11 +1443,11 @@ async fn serve_publishes_and_stops_cleanly_on_sigterm_mid_publish() {
         "{summaries:?}"
     );
 
-    // Freeze the broker link: the next publish is written but never confirmed, so a cycle is
-    // held mid-publish. SIGTERM then: readiness turns 503 while the page finishes.
+    // Freeze the broker link: a publish (or the confirm of one already sent) is held, so a
+    // cycle is stuck mid-publish. SIGTERM then: readiness turns 503 while the page finishes.
     proxy.freeze(true);
     eventually("a publish held by the frozen broker", async || {
-        (proxy.held() >= 100).then_some(())
+        (proxy.held() > 0).then_some(())
     })
     .await;
     process.signal("TERM");
@@ -1428,21 +1466,7 @@ async fn serve_publishes_and_stops_cleanly_on_sigterm_mid_publish() {
     proxy.freeze(false);
     let status = process.wait_exit().await;
     assert_eq!(status.code(), Some(0), "{}", process.output());
-    let logs = process.log_messages();
-    assert!(
-        logs.iter()
-            .any(|(_, m)| m == "Received shutdown signal, stopping"),
-        "{logs:?}"
-    );
-    assert_eq!(
-        logs.last().map(|(_, m)| m.as_str()),
-        Some("Sentinel stopped")
-    );
-    assert!(
-        process.stderr.lock().expect("stderr").is_empty(),
-        "{}",
-        process.output()
-    );
+    assert_clean_stop(&process);
     assert!(
         process.health_get("/readyz").await.is_none(),
         "servers closed"
@@ -1472,22 +1496,36 @@ async fn serve_stops_on_sigint_while_a_page_is_held() {
     process.signal("INT");
     let status = process.wait_exit().await;
     assert_eq!(status.code(), Some(0), "{}", process.output());
+    // Stopped while fetching (the page is abandoned) or while publishing page 1 (that page
+    // finishes first): either way without waiting for the held page, and without errors.
     let logs = process.log_messages();
     assert!(
         logs.iter()
-            .any(|(_, m)| m == "Shutdown requested, abandoning the current cycle"),
+            .any(|(_, m)| m.starts_with("Shutdown requested")),
         "{logs:?}"
     );
+    assert_clean_stop(&process);
     rig.cleanup().await;
 }
 
 /// Runs `sentinel serve` expecting a startup failure; returns its one stderr line.
 async fn startup_failure(config: &Path, broker: &Path, api_url: &str) -> String {
+    let health = format!("127.0.0.1:{}", free_port());
+    startup_failure_with(config, broker, api_url, &health).await
+}
+
+/// [`startup_failure`] with the health server's address.
+async fn startup_failure_with(config: &Path, broker: &Path, api_url: &str, health: &str) -> String {
     let config_flag = format!("--config={}", config.display());
     let broker_file = broker.display().to_string();
-    let port = free_port().to_string();
-    let health_flag = format!("--health-server-bindaddress=127.0.0.1:{port}");
-    let args = ["serve", config_flag.as_str(), health_flag.as_str()];
+    let health_flag = format!("--health-server-bindaddress={health}");
+    let metrics_flag = format!("--metrics-server-bindaddress=127.0.0.1:{}", free_port());
+    let args = [
+        "serve",
+        config_flag.as_str(),
+        health_flag.as_str(),
+        metrics_flag.as_str(),
+    ];
     let env = [
         ("BROKER_CONFIG_FILE", broker_file.as_str()),
         ("HYPERFLEET_API_BASE_URL", api_url),
@@ -1532,12 +1570,34 @@ async fn startup_failures_exit_1_with_one_line() {
 
     // The broker: nothing listens on the port.
     let closed = format!("amqp://guest:guest@127.0.0.1:{}/", free_port());
-    let (_, dead_broker) = serve_files(&dir, &topic, &closed);
+    let dead_broker = dir.write(
+        "dead-broker.yaml",
+        &read_data("broker.yaml").replace("{url}", &closed),
+    );
     let line = startup_failure(&config, &dead_broker, &api.base_url).await;
     assert!(line.contains("cannot connect to the broker"), "{line}");
     assert!(
         line.contains("guest:****@127.0.0.1"),
         "password masked: {line}"
+    );
+
+    // A broker.yaml problem: after the probe, one line naming the key.
+    api.api.recorder.clear();
+    let no_url = dir.write(
+        "no-url.yaml",
+        "broker:\n  type: rabbitmq\n  rabbitmq:\n    exchange_type: fanout\n",
+    );
+    let line = startup_failure(&config, &no_url, &api.base_url).await;
+    assert!(line.contains("broker.rabbitmq.url"), "{line}");
+    assert_eq!(api.api.requests().len(), 1, "the probe comes first");
+
+    // A taken health port: the servers start last, after the broker connected.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let taken_addr = taken.local_addr().expect("addr").to_string();
+    let line = startup_failure_with(&config, &broker, &api.base_url, &taken_addr).await;
+    assert!(
+        line.contains(&format!("cannot listen on {taken_addr}")),
+        "{line}"
     );
 
     // An invalid config names the key, and nothing is contacted.
@@ -1553,12 +1613,20 @@ async fn startup_failures_exit_1_with_one_line() {
     let broken = read_data("serve.yaml").replace("id: resource.id", "id: resource.idd +");
     let broken_config = dir.write("broken.yaml", &broken);
     let config_flag = format!("--config={}", broken_config.display());
-    let output = sentinel_cmd(&["serve", config_flag.as_str()], &[])
-        .output()
-        .expect("run sentinel serve");
+    api.api.recorder.clear();
+    let output = sentinel_cmd(
+        &["serve", config_flag.as_str()],
+        &[("HYPERFLEET_API_BASE_URL", api.base_url.as_str())],
+    )
+    .output()
+    .expect("run sentinel serve");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("message_data.id"), "{stderr}");
+    assert!(
+        api.api.requests().is_empty(),
+        "rules compile before the probe"
+    );
     rig.cleanup().await;
 }
 

@@ -36,8 +36,16 @@ pub struct ServeArgs {
     pub metrics_addr: String,
 }
 
+/// A startup failure as one line: main prints it on stderr, so multi-line causes (a broker.yaml
+/// problem list, an HTML error page in a probe answer) are joined with `; `.
 fn startup(what: &str, e: impl std::fmt::Display) -> CmdError {
-    CmdError::Startup(format!("{what}: {e}"))
+    let cause = e.to_string();
+    let lines: Vec<&str> = cause
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    CmdError::Startup(format!("{what}: {}", lines.join("; ")))
 }
 
 /// The settings the logger takes from the config.
@@ -101,7 +109,7 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
         .await
         .map_err(|e| startup("HyperFleet API connectivity check failed", e))?;
     let broker_cfg = broker_config::load(&config::process_env)
-        .map_err(|e| startup("invalid broker config", e))?;
+        .map_err(|e| startup("cannot load the broker configuration", e))?;
     if broker_cfg.log_config {
         info!("Broker configuration: {}", broker_cfg.masked());
     }

@@ -127,7 +127,7 @@ impl Daemon {
                 let resource = Arc::new(resource);
                 let id = resource.id.clone().unwrap_or_default();
                 if id.is_empty() {
-                    warn!(subset = %self.resource_type, "Skipping resource with empty id");
+                    warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty id");
                     report.skipped += 1;
                     continue;
                 }
