@@ -8,6 +8,7 @@
 
 use crate::cel::diag::{self, Diagnostic};
 use crate::cel::interp::{self, Activation};
+use crate::cel::jit::{self, JitError, JitProgram, Outcome};
 use crate::cel::time::Timestamp;
 use crate::cel::typed::TExpr;
 use crate::cel::types::Type;
@@ -342,5 +343,182 @@ pub fn conclude(result: EvalResult) -> Decision {
             publish: false,
             reason: Reason::ResultFailed(error),
         },
+    }
+}
+
+/// Which back end decides: the reference interpreter or native code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// The reference interpreter ([`crate::cel::interp`]).
+    Interp,
+    /// The Cranelift JIT ([`crate::cel::jit`]): the whole message_decision as one native
+    /// function.
+    #[default]
+    Jit,
+}
+
+impl Engine {
+    /// Both engines, interpreter first.
+    pub const ALL: [Engine; 2] = [Engine::Interp, Engine::Jit];
+
+    /// The engine's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Interp => "interp",
+            Engine::Jit => "jit",
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An engine name that is not `interp` or `jit`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine '{0}' (expected interp or jit)")]
+pub struct UnknownEngine(pub String);
+
+impl std::str::FromStr for Engine {
+    type Err = UnknownEngine;
+
+    fn from_str(s: &str) -> Result<Engine, UnknownEngine> {
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| UnknownEngine(s.to_string()))
+    }
+}
+
+/// A [`Program`] ready to decide with one engine; the JIT's native code is compiled once here.
+pub struct Compiled {
+    program: Program,
+    jit: Option<JitProgram>,
+}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compiled")
+            .field("engine", &self.engine())
+            .field("program", &self.program)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-thread memory for deciding: the param values of the last decision and the JIT's
+/// scratch space. Reuse one per thread: steady-state decisions do not allocate.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// The params evaluated by the last [`Compiled::evaluate`], in authored order (up to and
+    /// including a failing one).
+    pub slots: Vec<EvalResult>,
+    jit: jit::Scratch,
+    prepared: jit::Prepared,
+}
+
+impl Compiled {
+    /// Prepares `program` for `engine` (compiling it to native code for [`Engine::Jit`]).
+    pub fn new(program: Program, engine: Engine) -> Result<Compiled, JitError> {
+        let jit = match engine {
+            Engine::Interp => None,
+            Engine::Jit => {
+                let params: Vec<TExpr> = program.params.iter().map(|p| p.expr.clone()).collect();
+                Some(JitProgram::compile(
+                    &params,
+                    &program.result,
+                    &jit::Options::default(),
+                )?)
+            }
+        };
+        Ok(Compiled { program, jit })
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The engine that decides.
+    pub fn engine(&self) -> Engine {
+        if self.jit.is_some() {
+            Engine::Jit
+        } else {
+            Engine::Interp
+        }
+    }
+
+    /// The native program, for the JIT engine.
+    pub fn jit(&self) -> Option<&JitProgram> {
+        self.jit.as_ref()
+    }
+
+    /// Decides for one resource, leaving every evaluated param's value in `scratch.slots` (as
+    /// [`Program::evaluate`] does).
+    pub fn evaluate(
+        &self,
+        resource: &Arc<Resource>,
+        now: Timestamp,
+        scratch: &mut Scratch,
+    ) -> Decision {
+        self.run(resource, now, scratch, true)
+    }
+
+    /// Decides for one resource without keeping param values (the daemon's hot path).
+    pub fn decide(
+        &self,
+        resource: &Arc<Resource>,
+        now: Timestamp,
+        scratch: &mut Scratch,
+    ) -> Decision {
+        self.run(resource, now, scratch, false)
+    }
+
+    fn run(
+        &self,
+        resource: &Arc<Resource>,
+        now: Timestamp,
+        scratch: &mut Scratch,
+        keep: bool,
+    ) -> Decision {
+        let Some(native) = &self.jit else {
+            return self.program.evaluate(resource, now, &mut scratch.slots);
+        };
+        native.prepare(resource, &mut scratch.prepared);
+        let outcome = native.decide(&scratch.prepared, now, &mut scratch.jit, keep);
+        scratch.slots.clear();
+        if keep {
+            scratch.jit.take_params(&mut scratch.slots);
+        }
+        self.conclude_outcome(outcome)
+    }
+
+    /// Turns the native code's outcome into a decision, as [`Program::evaluate`] would.
+    #[inline]
+    pub fn conclude_outcome(&self, outcome: Outcome) -> Decision {
+        match outcome {
+            Outcome::Bool(true) => Decision {
+                publish: true,
+                reason: Reason::Matched,
+            },
+            Outcome::Bool(false) => Decision {
+                publish: false,
+                reason: Reason::ResultFalse,
+            },
+            Outcome::Value(v) => conclude(Ok(v)),
+            Outcome::ResultFailed(e) => conclude(Err(e)),
+            Outcome::ParamFailed(i, error) => Decision {
+                publish: false,
+                reason: Reason::ParamFailed {
+                    name: self
+                        .program
+                        .params
+                        .get(i)
+                        .map_or_else(|| Arc::from("?"), |p| p.name.clone()),
+                    error,
+                },
+            },
+        }
     }
 }

@@ -27,6 +27,11 @@ enum Command {
     /// Decide for resources given as JSON (one object, a list page, or JSON lines) and print one
     /// JSON line per resource with the decision, the reason and every param's value.
     Eval(cmd::eval::EvalArgs),
+    /// Print one compiler stage (tokens, AST, typed tree, Cranelift IR, machine code) of the
+    /// message_decision or one param.
+    Ir(cmd::ir::IrArgs),
+    /// Check that the engines agree on a fleet of resources, then time each (ns/decision).
+    Bench(cmd::bench::BenchArgs),
     /// Print the merged configuration (file < env < flags, with defaults) as YAML.
     ConfigDump {
         #[command(flatten)]
@@ -45,6 +50,8 @@ fn main() -> ExitCode {
             .map(|c| print!("{}", config::dump(&c)))
             .map_err(CmdError::from),
         Command::Eval(args) => cmd::eval::main(&args),
+        Command::Ir(args) => cmd::ir::main(&args),
+        Command::Bench(args) => cmd::bench::main(&args),
         Command::Version => {
             println!("{}", cmd::version_text());
             Ok(())

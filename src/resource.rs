@@ -6,7 +6,10 @@
 
 use crate::cel::time::canonical_rfc3339;
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use serde::Deserialize;
 use serde_json::Value as Json;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 /// A decoded field: its value, or the error any expression reading it gets.
@@ -128,18 +131,68 @@ pub struct Resource {
     pub labels: Field<Arc<Map>>,
     /// `status.conditions`, in API order.
     pub conditions: Field<Vec<Arc<Condition>>>,
-    /// The whole JSON object, for the fields read dynamically (`spec`, `references`, …).
-    pub json: Json,
+    /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
+    /// parsed only when a rule reads one of them.
+    raw: Box<RawValue>,
 }
 
 impl Resource {
-    /// Decodes a resource from its JSON. Never fails: a non-object decodes to a resource whose
-    /// every field is an error.
+    /// Decodes a resource from a JSON value. Never fails: a non-object decodes to a resource
+    /// whose every field is an error.
     pub fn from_json(json: Json) -> Resource {
+        let raw = serde_json::value::to_raw_value(&json)
+            .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null is valid JSON"));
+        Resource::decode(&json, raw)
+    }
+
+    /// Decodes a resource from its JSON text (one item of a list page) without building a
+    /// JSON tree: the fields rules read are decoded from borrowed slices of the text. Never
+    /// fails, as [`Resource::from_json`].
+    pub fn from_raw(raw: Box<RawValue>) -> Resource {
+        // serde would also read a JSON array as a struct: only objects take the fast path.
+        let fields = match raw.get().trim_start().starts_with('{') {
+            true => serde_json::from_str::<RawFields<'_>>(raw.get()).ok(),
+            false => None,
+        };
+        match fields {
+            Some(f) => {
+                let resource = Resource {
+                    id: f.id.map_or_else(empty, |v| raw_string("id", v)),
+                    kind: f.kind.map_or_else(empty, |v| raw_string("kind", v)),
+                    name: f.name.map_or_else(empty, |v| raw_string("name", v)),
+                    href: f.href.map_or_else(empty, |v| raw_string("href", v)),
+                    created_time: f
+                        .created_time
+                        .map_or_else(empty, |v| raw_time("created_time", v)),
+                    updated_time: f
+                        .updated_time
+                        .map_or_else(empty, |v| raw_time("updated_time", v)),
+                    generation: f.generation.map_or(Ok(0), |v| raw_int("generation", v)),
+                    labels: match f.labels {
+                        None => Ok(Arc::new(Map::default())),
+                        Some(v) => {
+                            labels_field(serde_json::from_str::<Json>(v.get()).ok().as_ref())
+                        }
+                    },
+                    conditions: f.status.map_or(Ok(Vec::new()), raw_conditions),
+                    raw: Box::default(),
+                };
+                Resource { raw, ..resource }
+            }
+            // Not an object, or one serde cannot read as one (duplicate keys): the slow path
+            // through a JSON tree reports exactly which field is wrong.
+            None => {
+                let json: Json = serde_json::from_str(raw.get()).unwrap_or(Json::Null);
+                Resource::decode(&json, raw)
+            }
+        }
+    }
+
+    fn decode(json: &Json, raw: Box<RawValue>) -> Resource {
         let Some(obj) = json.as_object() else {
             let err = EvalError::new(
                 ErrorKind::BadResource,
-                format!("resource is not a JSON object but {}", json_kind(&json)),
+                format!("resource is not a JSON object but {}", json_kind(json)),
             );
             return Resource {
                 id: Err(err.clone()),
@@ -151,7 +204,7 @@ impl Resource {
                 generation: Err(err.clone()),
                 labels: Err(err.clone()),
                 conditions: Err(err),
-                json,
+                raw,
             };
         };
         let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
@@ -165,8 +218,20 @@ impl Resource {
             generation: int_field("generation", field("generation")),
             labels: labels_field(field("labels")),
             conditions: conditions_field(obj),
-            json,
+            raw,
         }
+    }
+
+    /// The resource's JSON.
+    pub fn json(&self) -> Json {
+        serde_json::from_str(self.raw.get()).unwrap_or(Json::Null)
+    }
+
+    /// One top-level field of the JSON, parsed on demand (`None` when absent or null).
+    pub fn json_field(&self, name: &str) -> Option<Json> {
+        let fields: HashMap<String, &RawValue> = serde_json::from_str(self.raw.get()).ok()?;
+        let value: Json = serde_json::from_str(fields.get(name)?.get()).ok()?;
+        (!value.is_null()).then_some(value)
     }
 
     /// `condition(name)`: the last condition whose type is `name`, else the zero condition.
@@ -196,9 +261,8 @@ impl Resource {
             "status" => {
                 let conditions = self.conditions.clone()?;
                 let present = self
-                    .json
-                    .pointer("/status/conditions")
-                    .is_some_and(|c| !c.is_null());
+                    .json_field("status")
+                    .is_some_and(|s| s.get("conditions").is_some_and(|c| !c.is_null()));
                 let entries = if present {
                     let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
                     vec![(Value::string("conditions"), Value::List(list))]
@@ -207,21 +271,22 @@ impl Resource {
                 };
                 Ok(Value::Map(Arc::new(Map::from_entries(entries))))
             }
-            _ => match self.json.get(name) {
-                Some(v) if !v.is_null() || name != "owner_references" => Ok(json_to_value(v)),
-                _ => Err(EvalError::no_such_key(name)),
+            _ => match self.json_field(name) {
+                Some(v) => Ok(json_to_value(&v)),
+                None => Err(EvalError::no_such_key(name)),
             },
         }
     }
 
     /// Whether `has(resource.<name>)` holds: the JSON has the key with a non-null value.
     pub fn has(&self, name: &str) -> bool {
-        self.json.get(name).is_some_and(|v| !v.is_null())
+        self.json_field(name).is_some()
     }
 
     /// The resource's fields as a CEL map (for `resource` used as a whole value).
     pub fn to_map(&self) -> EvalResult {
-        let Some(obj) = self.json.as_object() else {
+        let json = self.json();
+        let Some(obj) = json.as_object() else {
             return Err(EvalError::new(
                 ErrorKind::BadResource,
                 "resource is not a JSON object",
@@ -351,6 +416,72 @@ fn conditions_field(obj: &serde_json::Map<String, Json>) -> Field<Vec<Arc<Condit
         .collect()
 }
 
+/// The fields of a resource the rules read, borrowed from the item's JSON text.
+#[derive(Deserialize)]
+struct RawFields<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    href: Option<&'a RawValue>,
+    #[serde(borrow)]
+    created_time: Option<&'a RawValue>,
+    #[serde(borrow)]
+    updated_time: Option<&'a RawValue>,
+    #[serde(borrow)]
+    generation: Option<&'a RawValue>,
+    #[serde(borrow)]
+    labels: Option<&'a RawValue>,
+    #[serde(borrow)]
+    status: Option<&'a RawValue>,
+}
+
+fn empty() -> Field<Arc<str>> {
+    Ok(EMPTY.clone())
+}
+
+/// The JSON kind of a raw value, from its first byte.
+fn raw_kind(v: &RawValue) -> Json {
+    match v.get().as_bytes().first() {
+        Some(b'"') => Json::String(String::new()),
+        Some(b'{') => Json::Object(Default::default()),
+        Some(b'[') => Json::Array(Vec::new()),
+        Some(b't' | b'f') => Json::Bool(true),
+        Some(b'n') | None => Json::Null,
+        Some(_) => Json::from(0),
+    }
+}
+
+fn raw_string(name: &str, v: &RawValue) -> Field<Arc<str>> {
+    match serde_json::from_str::<std::borrow::Cow<'_, str>>(v.get()) {
+        Ok(text) => Ok(Arc::from(&*text)),
+        Err(_) => Err(bad_field(name, "a string", &raw_kind(v))),
+    }
+}
+
+fn raw_time(name: &str, v: &RawValue) -> Field<Arc<str>> {
+    match serde_json::from_str::<std::borrow::Cow<'_, str>>(v.get()) {
+        Ok(text) => time_field(name, Some(&Json::String(text.into_owned()))),
+        Err(_) => Err(bad_field(name, "an RFC 3339 time string", &raw_kind(v))),
+    }
+}
+
+fn raw_int(name: &str, v: &RawValue) -> Field<i64> {
+    serde_json::from_str::<i64>(v.get()).map_err(|_| bad_field(name, "an integer", &raw_kind(v)))
+}
+
+/// `status.conditions` from the raw `status` value, through a JSON tree of the status only
+/// (it is small, and its conditions need the alias handling of [`Condition::from_json`]).
+fn raw_conditions(status: &RawValue) -> Field<Vec<Arc<Condition>>> {
+    let json: Json = serde_json::from_str(status.get()).unwrap_or(Json::Null);
+    let mut obj = serde_json::Map::new();
+    obj.insert("status".into(), json);
+    conditions_field(&obj)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,6 +499,41 @@ mod tests {
         let z = r.condition("Reconciled").unwrap();
         assert_eq!(z.status.as_deref().unwrap(), "");
         assert_eq!(z.observed_generation, Ok(0));
+    }
+
+    #[test]
+    fn raw_and_tree_decoding_agree() {
+        let texts = [
+            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":1},
+                "status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":3,
+                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00"}]}}"#,
+            r#"{"id":7,"generation":2.0,"status":"broken","created_time":"2025-13-01T00:00:00Z"}"#,
+            r#"{"id":"dup","id":"dup2"}"#,
+            r#"[1,2]"#,
+            r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
+        ];
+        for text in texts {
+            let raw = RawValue::from_string(text.to_string()).unwrap();
+            let a = Resource::from_raw(raw);
+            let b = Resource::from_json(serde_json::from_str(text).unwrap());
+            assert_eq!(
+                format!(
+                    "{:?}",
+                    (&a.id, &a.kind, &a.generation, &a.labels, &a.created_time)
+                ),
+                format!(
+                    "{:?}",
+                    (&b.id, &b.kind, &b.generation, &b.labels, &b.created_time)
+                ),
+                "{text}"
+            );
+            assert_eq!(
+                format!("{:?}", a.conditions),
+                format!("{:?}", b.conditions),
+                "{text}"
+            );
+            assert_eq!(a.json(), b.json(), "{text}");
+        }
     }
 
     #[test]

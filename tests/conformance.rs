@@ -185,21 +185,7 @@ fn object_value(m: &Message) -> Result<Value, String> {
 
 /// A type value by its CEL name.
 fn type_named(name: &str) -> Result<Type, String> {
-    Ok(match name {
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "bool" => Type::Bool,
-        "string" => Type::String,
-        "bytes" => Type::Bytes,
-        "null_type" => Type::Null,
-        "list" => Type::list(Type::Dyn),
-        "map" => Type::map(Type::Dyn, Type::Dyn),
-        "type" => Type::Type,
-        "google.protobuf.Timestamp" => Type::Timestamp,
-        "google.protobuf.Duration" => Type::Duration,
-        other => return Err(format!("unsupported type value {other}")),
-    })
+    Type::from_name(name).ok_or_else(|| format!("unsupported type value {name}"))
 }
 
 /// A `cel.expr.Type` message to a type.

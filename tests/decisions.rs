@@ -163,7 +163,7 @@ fn plain(v: &Value) -> Option<Json> {
             }
             Json::Object(obj)
         }
-        Value::Resource(r) => r.json.clone(),
+        Value::Resource(r) => r.json(),
         Value::Timestamp(_) | Value::Duration(_) | Value::Bytes(_) | Value::Type(_) => return None,
     })
 }

@@ -129,25 +129,6 @@ struct Checker<'e> {
     diags: Vec<Diagnostic>,
 }
 
-/// The type-name identifiers that evaluate to type values.
-fn type_constant(name: &str) -> Option<Type> {
-    Some(match name {
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "bool" => Type::Bool,
-        "string" => Type::String,
-        "bytes" => Type::Bytes,
-        "null_type" => Type::Null,
-        "list" => Type::list(Type::Dyn),
-        "map" => Type::map(Type::Dyn, Type::Dyn),
-        "type" => Type::Type,
-        "google.protobuf.Timestamp" => Type::Timestamp,
-        "google.protobuf.Duration" => Type::Duration,
-        _ => return None,
-    })
-}
-
 /// The dotted name an identifier or a chain of field selections spells (`google.protobuf`).
 fn qualified_name(e: &Expr) -> Option<String> {
     match &e.kind {
@@ -213,7 +194,7 @@ impl Checker<'_> {
         if let Some(decl) = self.env.vars.iter().find(|d| d.name == name) {
             return node(TExprKind::Var(decl.var), decl.ty.clone(), span);
         }
-        if let Some(ty) = type_constant(name) {
+        if let Some(ty) = Type::from_name(name) {
             return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
         }
         if self.env.later_params.iter().any(|p| p == name) {
@@ -302,7 +283,7 @@ impl Checker<'_> {
     fn select(&mut self, target: &Expr, field: &str, span: Span, has: bool) -> TExpr {
         if !has
             && let Some(ty) =
-                qualified_name(target).and_then(|q| type_constant(&format!("{q}.{field}")))
+                qualified_name(target).and_then(|q| Type::from_name(&format!("{q}.{field}")))
         {
             return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
         }

@@ -59,7 +59,7 @@ pub fn to_json(value: &Value, style: DurationStyle) -> Json {
             }
             Json::Object(obj)
         }
-        Value::Resource(r) => r.json.clone(),
+        Value::Resource(r) => r.json(),
     }
 }
 

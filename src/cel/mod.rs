@@ -9,6 +9,7 @@ pub mod check;
 pub mod diag;
 pub mod functions;
 pub mod interp;
+pub mod jit;
 pub mod json;
 pub mod lexer;
 mod macros;

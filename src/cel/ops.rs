@@ -37,7 +37,7 @@ impl Value {
                         }
                     })
             }
-            (Resource(a), Resource(b)) => Arc::ptr_eq(a, b) || a.json == b.json,
+            (Resource(a), Resource(b)) => Arc::ptr_eq(a, b) || a.json() == b.json(),
             _ => numeric_cmp(self, other) == Some(Ordering::Equal),
         }
     }

@@ -55,6 +55,26 @@ impl Type {
         Type::Map(Box::new(key), Box::new(value))
     }
 
+    /// The type a type-name identifier denotes as a value (`int`, `list`,
+    /// `google.protobuf.Timestamp`); `None` for any other name (CEL has no `dyn` denotation).
+    pub fn from_name(name: &str) -> Option<Type> {
+        Some(match name {
+            "int" => Type::Int,
+            "uint" => Type::Uint,
+            "double" => Type::Double,
+            "bool" => Type::Bool,
+            "string" => Type::String,
+            "bytes" => Type::Bytes,
+            "null_type" => Type::Null,
+            "list" => Type::list(Type::Dyn),
+            "map" => Type::map(Type::Dyn, Type::Dyn),
+            "type" => Type::Type,
+            "google.protobuf.Timestamp" => Type::Timestamp,
+            "google.protobuf.Duration" => Type::Duration,
+            _ => return None,
+        })
+    }
+
     /// Whether this is `dyn`.
     pub fn is_dyn(&self) -> bool {
         matches!(self, Type::Dyn)

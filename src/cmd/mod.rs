@@ -1,7 +1,9 @@
 //! The subcommands behind `src/main.rs`: each takes parsed options and its input and output
 //! streams, and returns a [`CmdError`] that main prints as one line.
 
+pub mod bench;
 pub mod eval;
+pub mod ir;
 
 use std::path::PathBuf;
 
@@ -36,6 +38,12 @@ pub enum CmdError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] std::io::Error),
+    /// Compiling the rules to native code failed.
+    #[error("{0}")]
+    Jit(#[from] crate::cel::jit::JitError),
+    /// The engines decided differently (`sentinel bench`).
+    #[error("engines disagree: {0}")]
+    Disagree(String),
 }
 
 pub mod check;
@@ -53,15 +61,8 @@ pub fn version_text() -> String {
     )
 }
 
-/// The current time as a CEL timestamp.
+/// The current time as a CEL timestamp (the epoch if the clock is outside year 1..=9999).
 pub fn now() -> crate::cel::time::Timestamp {
-    let nanos = chrono::Utc::now()
-        .timestamp_nanos_opt()
-        .map_or(0, i128::from);
-    // The current time is always within the timestamp range.
-    crate::cel::time::Timestamp::from_nanos(nanos).unwrap_or_else(|_| unreachable_epoch())
-}
-
-fn unreachable_epoch() -> crate::cel::time::Timestamp {
-    crate::cel::time::Timestamp::from_unix_seconds(0).expect("the epoch is a valid timestamp")
+    use crate::cel::time::Timestamp;
+    Timestamp::from_system_time(std::time::SystemTime::now()).unwrap_or(Timestamp::UNIX_EPOCH)
 }

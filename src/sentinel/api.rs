@@ -6,11 +6,12 @@
 //!
 //! Invariants:
 //! - memory does not grow with the fleet: at most `prefetch` pages are buffered, and a page's
-//!   resources are dropped once the caller is done with it (only the ids seen this cycle are
-//!   kept, for de-duplication);
+//!   resources are dropped once the caller is done with it;
 //! - a retriable failure retries the failing page only, never the pages already yielded;
-//! - within one [`Pager`] no resource id is yielded twice, even if the collection shifts between
-//!   page requests (a later duplicate is dropped and logged).
+//! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
+//!   page requests: an insertion ahead of the cursor pushes items from one page onto the next,
+//!   so a page's ids are checked against the ids of the [`DEDUPE_WINDOW`] pages before it (a
+//!   window, not every id of the cycle, so that memory stays bounded for a million resources).
 
 mod error;
 mod query;
@@ -18,6 +19,9 @@ mod retry;
 mod token;
 
 pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError};
+
+/// How many preceding pages' ids a page is de-duplicated against.
+pub const DEDUPE_WINDOW: usize = 4;
 pub use query::search_from_selector;
 pub use retry::Backoff;
 
@@ -151,7 +155,7 @@ impl ApiClient {
             next_number: 1,
             in_flight: VecDeque::new(),
             received: 0,
-            seen_ids: HashSet::new(),
+            recent_ids: VecDeque::new(),
             done: false,
         }
     }
@@ -209,7 +213,7 @@ struct Decoded {
 #[derive(serde::Deserialize)]
 struct Envelope {
     #[serde(default)]
-    items: Option<Vec<serde_json::Value>>,
+    items: Option<Vec<Box<serde_json::value::RawValue>>>,
     total: i64,
 }
 
@@ -220,7 +224,7 @@ fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
         .items
         .unwrap_or_default()
         .into_iter()
-        .map(Resource::from_json)
+        .map(Resource::from_raw)
         .collect();
     Ok(Decoded {
         items,
@@ -243,7 +247,7 @@ pub struct Pager {
     next_number: u32,
     in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
     received: u64,
-    seen_ids: HashSet<Arc<str>>,
+    recent_ids: VecDeque<HashSet<Arc<str>>>,
     done: bool,
 }
 
@@ -306,13 +310,21 @@ impl Pager {
         value
     }
 
-    /// Drops resources whose id this pager already yielded (resources without an id are kept).
+    /// Drops resources whose id one of the last [`DEDUPE_WINDOW`] pages yielded (resources
+    /// without an id are kept).
     fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
         let before = items.len();
+        let mut ids = HashSet::with_capacity(items.len());
         items.retain(|r| match &r.id {
-            Ok(id) if !id.is_empty() => self.seen_ids.insert(id.clone()),
+            Ok(id) if !id.is_empty() => {
+                !self.recent_ids.iter().any(|page| page.contains(id)) && ids.insert(id.clone())
+            }
             _ => true,
         });
+        if self.recent_ids.len() == DEDUPE_WINDOW {
+            self.recent_ids.pop_front();
+        }
+        self.recent_ids.push_back(ids);
         if items.len() < before {
             let dropped = before - items.len();
             tracing::warn!(
@@ -373,6 +385,11 @@ mod tests {
         };
         assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);
         assert_eq!(ids(pager.dedupe(2, page(&["b", "c", ""]))), ["c", ""]);
+        // The window is bounded: an id seen more than DEDUPE_WINDOW pages ago is not kept.
+        for n in 0..DEDUPE_WINDOW as u32 {
+            pager.dedupe(3 + n, page(&["x"]));
+        }
+        assert_eq!(ids(pager.dedupe(9, page(&["a", "x"]))), ["a"]);
     }
 
     #[test]

@@ -1,0 +1,558 @@
+//! The boundary between native code and Rust: the `#[repr(C)]` layouts compiled code reads with
+//! plain loads, and the `extern "C"` helpers it calls for everything that is not simple
+//! arithmetic, comparison or control flow.
+//!
+//! Invariant: every helper is panic-free at the boundary (a panic is caught and becomes an
+//! [`EvalError`]), takes only scalars and pointers, and returns results through out-pointers; the
+//! helpers evaluate CEL only by calling the interpreter's own functions ([`ops`], [`functions`],
+//! [`interp::eval`]), so there is one implementation of each semantic.
+
+use super::arena::Arena;
+use crate::cel::ast::BinaryOp;
+use crate::cel::functions;
+use crate::cel::interp::{self, Activation};
+use crate::cel::ops;
+use crate::cel::time::{Duration, Timestamp};
+use crate::cel::typed::{Builtin, TExpr};
+use crate::cel::types::Type;
+use crate::cel::value::{ErrorKind, EvalError, EvalResult, Value};
+use crate::resource::Resource;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+/// How native code holds a value of a static type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub(crate) enum Class {
+    /// `bool` as an `i8` (0 or 1).
+    Bool,
+    /// `int` as an `i64`.
+    Int,
+    /// `uint` as an `i64` (bits of the `u64`).
+    Uint,
+    /// `double` as an `f64`.
+    Double,
+    /// A timestamp as `i128` nanoseconds since the epoch.
+    Timestamp,
+    /// A duration as `i128` nanoseconds.
+    Duration,
+    /// Anything else: a pointer to a [`Boxed`] value.
+    Boxed,
+}
+
+impl Class {
+    /// The class of values of a static type. `dyn` and every non-scalar type are boxed.
+    pub(crate) fn of(ty: &Type) -> Class {
+        match ty {
+            Type::Bool => Class::Bool,
+            Type::Int => Class::Int,
+            Type::Uint => Class::Uint,
+            Type::Double => Class::Double,
+            Type::Timestamp => Class::Timestamp,
+            Type::Duration => Class::Duration,
+            _ => Class::Boxed,
+        }
+    }
+
+    /// All classes, indexed by their discriminant.
+    const ALL: [Class; 7] = [
+        Class::Bool,
+        Class::Int,
+        Class::Uint,
+        Class::Double,
+        Class::Timestamp,
+        Class::Duration,
+        Class::Boxed,
+    ];
+
+    fn from_code(code: u64) -> Class {
+        Class::ALL
+            .get(code as usize)
+            .copied()
+            .unwrap_or(Class::Boxed)
+    }
+}
+
+/// A value behind a pointer. For strings, `str_ptr`/`str_len` are the bytes of `value` so that
+/// native code compares strings with plain loads; for every other value they are null/0.
+#[repr(C)]
+pub struct Boxed {
+    /// The string's bytes (null unless `value` is a string).
+    pub str_ptr: *const u8,
+    /// The string's length in bytes.
+    pub str_len: usize,
+    /// The value itself.
+    pub value: Value,
+}
+
+// SAFETY: `str_ptr` points into the `Arc<str>` owned by `value` itself (or is null); the pointer
+// is never written through, so sharing a `Boxed` is as safe as sharing its `Value`.
+unsafe impl Send for Boxed {}
+// SAFETY: as above.
+unsafe impl Sync for Boxed {}
+
+impl std::fmt::Debug for Boxed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+impl Boxed {
+    /// Boxes a value, exposing a string's bytes.
+    pub fn new(value: Value) -> Boxed {
+        let (str_ptr, str_len) = match &value {
+            Value::String(s) => (s.as_ptr(), s.len()),
+            _ => (std::ptr::null(), 0),
+        };
+        Boxed {
+            str_ptr,
+            str_len,
+            value,
+        }
+    }
+}
+
+static NULL_BOX: Boxed = Boxed {
+    str_ptr: std::ptr::null(),
+    str_len: 0,
+    value: Value::Null,
+};
+
+/// The one argument of compiled code: inputs, outputs, and the Rust-side environment the
+/// helpers use. Offsets are read by native code (see `lower`).
+#[repr(C)]
+pub struct Ctx {
+    /// `now` as nanoseconds (low, high 64 bits).
+    pub now: [u64; 2],
+    /// The prepared resource (decision programs).
+    pub row: *const u8,
+    /// The error of the failing param or of the result (output).
+    pub error: *const EvalError,
+    /// The index of the failing param (output).
+    pub failed: u64,
+    /// The result value by class (output).
+    pub out: [u64; 2],
+    /// Where each param's value is stored by class (`[u64; 2]` per param), for `eval` and for
+    /// params evaluated by the interpreter.
+    pub params: *mut [u64; 2],
+    /// The Rust-side environment: a `*mut CallEnv`.
+    pub env: *mut u8,
+}
+
+/// Which operation a generic helper call performs, with its result class.
+#[derive(Debug)]
+pub(crate) struct Op {
+    /// The operation.
+    pub kind: OpKind,
+    /// How the result is returned.
+    pub class: Class,
+    /// Number of boxed arguments.
+    pub n_args: usize,
+}
+
+/// The operations native code delegates to the interpreter's functions.
+#[derive(Debug)]
+pub(crate) enum OpKind {
+    /// A binary operator ([`ops::binary`]) on boxed operands.
+    Binary(BinaryOp),
+    /// A binary operator on scalar operands of the given classes (the slow path of native
+    /// arithmetic: overflow, division by zero, time arithmetic, mixed numeric comparison).
+    Scalar(BinaryOp, Class, Class),
+    /// `-x` on a scalar of the given class (the slow path of native negation).
+    ScalarNeg(Class),
+    /// `!x` ([`ops::not`]).
+    Not,
+    /// `-x` ([`ops::neg`]).
+    Neg,
+    /// `x.field` ([`ops::select`]).
+    Select(Arc<str>),
+    /// `has(x.field)` ([`ops::has`]).
+    Has(Arc<str>),
+    /// `x[k]` ([`ops::index`]).
+    Index,
+    /// A builtin other than `condition` ([`functions::call`]).
+    Call(Builtin),
+    /// `&&`/`||` (by operator) whose operands are not both bool: the error of [`ops::binary`].
+    /// A null argument stands for the non-absorbing bool.
+    Logic(BinaryOp),
+    /// A typed tree the interpreter evaluates with the arguments as its slots.
+    Shell(TExpr),
+    /// A typed tree the interpreter evaluates with the call's own slots: the first `n` params of
+    /// a decision (read back from the param buffer), or a standalone expression's variables.
+    Interp(TExpr, usize),
+}
+
+/// Everything compiled code refers to by index or address: it must outlive the code and never
+/// move (the constants' addresses are embedded in the code).
+#[derive(Debug, Default)]
+pub(crate) struct Tables {
+    /// Generic operations, by index.
+    pub ops: Vec<Op>,
+    /// Boxed constants (strings, lists, maps, …).
+    pub consts: Vec<Box<Boxed>>,
+    /// The class of each param of a decision (`None`: not computed by this function).
+    pub param_classes: Vec<Option<Class>>,
+}
+
+/// The per-thread memory of evaluations: reset per call, capacity kept, so steady-state calls
+/// do not allocate.
+#[derive(Default)]
+pub struct Scratch {
+    boxes: Arena<Boxed>,
+    errors: Arena<EvalError>,
+    values: Vec<Value>,
+    slots: Vec<EvalResult>,
+    pub(crate) params: Vec<EvalResult>,
+    /// The param buffer compiled code writes.
+    pub(crate) bits: Vec<[u64; 2]>,
+    /// Whether a helper ran since the last reset (else there is nothing to reset).
+    dirty: bool,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch").finish_non_exhaustive()
+    }
+}
+
+impl Scratch {
+    /// Forgets the values of the previous call (keeps the memory).
+    #[inline]
+    pub(crate) fn reset(&mut self) {
+        if self.dirty {
+            self.clear();
+        }
+    }
+
+    fn clear(&mut self) {
+        self.dirty = false;
+        self.boxes.reset();
+        self.errors.reset();
+        self.values.clear();
+        self.slots.clear();
+        self.params.clear();
+    }
+
+    /// The values of the params stored by the last call.
+    pub fn params(&self) -> &[EvalResult] {
+        &self.params
+    }
+
+    /// Moves the stored params into `into` (replacing its contents, swapping memory).
+    pub fn take_params(&mut self, into: &mut Vec<EvalResult>) {
+        into.clear();
+        std::mem::swap(&mut self.params, into);
+    }
+}
+
+/// What the helpers of one call see: the program's tables, the scratch memory and the
+/// interpreter's activation (resource, now, reason, external slots).
+pub(crate) struct CallEnv<'a> {
+    pub tables: &'a Tables,
+    pub scratch: &'a mut Scratch,
+    pub resource: Option<&'a Arc<Resource>>,
+    pub now: Option<Timestamp>,
+    pub reason: Option<&'a Arc<str>>,
+    /// External slots (standalone expressions); decision programs use `scratch.params`.
+    pub slots: Option<&'a [EvalResult]>,
+}
+
+fn join(lo: u64, hi: u64) -> i128 {
+    ((u128::from(hi) << 64) | u128::from(lo)) as i128
+}
+
+fn split(v: i128) -> [u64; 2] {
+    [v as u64, ((v as u128) >> 64) as u64]
+}
+
+fn internal(what: &str) -> EvalError {
+    EvalError::new(
+        ErrorKind::NoMatchingOverload,
+        format!("internal error in compiled code: {what}"),
+    )
+}
+
+/// A value held natively as `lo`/`hi` bits of `class`, as a [`Value`].
+///
+/// # Safety
+/// For [`Class::Boxed`], `lo` is a valid pointer to a live [`Boxed`].
+unsafe fn value_of(class: Class, lo: u64, hi: u64) -> EvalResult {
+    Ok(match class {
+        Class::Bool => Value::Bool(lo & 1 != 0),
+        Class::Int => Value::Int(lo as i64),
+        Class::Uint => Value::Uint(lo),
+        Class::Double => Value::Double(f64::from_bits(lo)),
+        Class::Timestamp => Value::Timestamp(Timestamp::from_nanos(join(lo, hi))?),
+        Class::Duration => Value::Duration(Duration::from_nanos(join(lo, hi))?),
+        // SAFETY: the caller guarantees the pointer.
+        Class::Boxed => unsafe { (*(lo as *const Boxed)).value.clone() },
+    })
+}
+
+impl CallEnv<'_> {
+    /// Writes a value into `out` as `class` holds it.
+    fn put(&mut self, class: Class, value: Value, out: &mut [u64; 2]) -> Result<(), EvalError> {
+        *out = match (class, value) {
+            (Class::Bool, Value::Bool(b)) => [u64::from(b), 0],
+            (Class::Int, Value::Int(i)) => [i as u64, 0],
+            (Class::Uint, Value::Uint(u)) => [u, 0],
+            (Class::Double, Value::Double(d)) => [d.to_bits(), 0],
+            (Class::Timestamp, Value::Timestamp(t)) => split(t.nanos()),
+            (Class::Duration, Value::Duration(d)) => split(d.nanos()),
+            (Class::Boxed, v) => [self.scratch.boxes.alloc(Boxed::new(v)) as u64, 0],
+            (class, v) => {
+                return Err(internal(&format!(
+                    "expected {class:?}, got {}",
+                    v.type_name()
+                )));
+            }
+        };
+        Ok(())
+    }
+
+    fn error(&mut self, e: EvalError) -> *const EvalError {
+        self.scratch.errors.alloc(e)
+    }
+
+    /// Returns a result through `out`, or its error.
+    fn finish(&mut self, class: Class, result: EvalResult, out: &mut [u64; 2]) -> *const EvalError {
+        match result.and_then(|v| self.put(class, v, out)) {
+            Ok(()) => std::ptr::null(),
+            Err(e) => self.error(e),
+        }
+    }
+
+    fn activation<'s>(&'s self, slots: &'s [EvalResult]) -> Activation<'s> {
+        Activation {
+            resource: self.resource,
+            now: self.now,
+            reason: self.reason,
+            slots,
+        }
+    }
+
+    /// Runs a generic operation on boxed arguments.
+    ///
+    /// # Safety
+    /// `args` holds `op.n_args` pointers, each null or to a live [`Boxed`].
+    unsafe fn generic(&mut self, op: &Op, args: *const *const Boxed) -> EvalResult {
+        let arg = |i: usize| -> Option<&Value> {
+            // SAFETY: the caller guarantees `n_args` readable pointers, null or valid.
+            unsafe { (*args.add(i)).as_ref().map(|b| &b.value) }
+        };
+        let first = || arg(0).ok_or_else(|| internal("missing argument"));
+        match &op.kind {
+            OpKind::Binary(bop) => ops::binary(*bop, first()?, arg(1).unwrap_or(&Value::Null)),
+            OpKind::Not => ops::not(first()?),
+            OpKind::Neg => ops::neg(first()?),
+            OpKind::Select(field) => ops::select(first()?, field),
+            OpKind::Has(field) => ops::has(first()?, field),
+            OpKind::Index => ops::index(first()?, arg(1).unwrap_or(&Value::Null)),
+            OpKind::Call(f) => {
+                let mut values = std::mem::take(&mut self.scratch.values);
+                values.clear();
+                values.extend((0..op.n_args).map(|i| arg(i).cloned().unwrap_or(Value::Null)));
+                let result = functions::call(*f, &values);
+                values.clear();
+                self.scratch.values = values;
+                result
+            }
+            OpKind::Logic(bop) => {
+                let other = Value::Bool(*bop == BinaryOp::And);
+                let l = arg(0).unwrap_or(&other);
+                let r = arg(1).unwrap_or(&other);
+                ops::binary(*bop, l, r)
+            }
+            OpKind::Shell(expr) => {
+                let mut slots = std::mem::take(&mut self.scratch.slots);
+                slots.clear();
+                slots.extend((0..op.n_args).map(|i| Ok(arg(i).cloned().unwrap_or(Value::Null))));
+                let result = interp::eval(expr, &self.activation(&slots));
+                slots.clear();
+                self.scratch.slots = slots;
+                result
+            }
+            OpKind::Interp(expr, n) => match self.slots {
+                Some(slots) => interp::eval(expr, &self.activation(slots)),
+                None => {
+                    // SAFETY: compiled code stored params `0..n` before evaluating this one.
+                    unsafe { materialize(self.tables, self.scratch, *n, None) };
+                    interp::eval(expr, &self.activation(&self.scratch.params))
+                }
+            },
+            OpKind::Scalar(..) | OpKind::ScalarNeg(_) => Err(internal("scalar op on boxed values")),
+        }
+    }
+
+    /// Runs a scalar slow-path operation.
+    fn scalar(&mut self, op: &Op, a: [u64; 2], b: [u64; 2]) -> EvalResult {
+        match &op.kind {
+            OpKind::Scalar(bop, ca, cb) => {
+                // SAFETY: scalar classes never dereference.
+                let (x, y) = unsafe { (value_of(*ca, a[0], a[1])?, value_of(*cb, b[0], b[1])?) };
+                ops::binary(*bop, &x, &y)
+            }
+            OpKind::ScalarNeg(c) => {
+                // SAFETY: scalar classes never dereference.
+                let x = unsafe { value_of(*c, a[0], a[1])? };
+                ops::neg(&x)
+            }
+            _ => Err(internal("boxed op on scalar values")),
+        }
+    }
+}
+
+/// Runs `body` with the call's environment, turning a panic into an error.
+///
+/// # Safety
+/// `ctx` is the live context of the running call.
+unsafe fn with_env(
+    ctx: *mut Ctx,
+    body: impl FnOnce(&mut CallEnv<'_>) -> *const EvalError,
+) -> *const EvalError {
+    // SAFETY: the caller guarantees `ctx`; `env` was set by `Compiled::run` to a `CallEnv` that
+    // outlives the call, and native code never touches it.
+    let env = unsafe { &mut *((*ctx).env as *mut CallEnv<'_>) };
+    env.scratch.dirty = true;
+    match catch_unwind(AssertUnwindSafe(|| body(&mut *env))) {
+        Ok(e) => e,
+        Err(_) => env.error(internal("a helper panicked")),
+    }
+}
+
+/// Generic operation `op` of the program's tables on boxed arguments; the result goes to `out`
+/// by the op's class. Returns null or the error.
+pub(crate) extern "C" fn jit_generic(
+    ctx: *mut Ctx,
+    op: u64,
+    args: *const *const Boxed,
+    out: *mut [u64; 2],
+) -> *const EvalError {
+    // SAFETY: called by compiled code with its own context, an args array of the op's arity and
+    // a writable out slot.
+    unsafe {
+        with_env(ctx, |env| {
+            let Some(op) = env.tables.ops.get(op as usize) else {
+                return env.error(internal("unknown op"));
+            };
+            let result = env.generic(op, args);
+            env.finish(op.class, result, &mut *out)
+        })
+    }
+}
+
+/// Scalar slow path `op` on `a` and `b` (bits by the op's classes).
+pub(crate) extern "C" fn jit_scalar(
+    ctx: *mut Ctx,
+    op: u64,
+    a_lo: u64,
+    a_hi: u64,
+    b_lo: u64,
+    b_hi: u64,
+    out: *mut [u64; 2],
+) -> *const EvalError {
+    // SAFETY: called by compiled code with its own context and a writable out slot.
+    unsafe {
+        with_env(ctx, |env| {
+            let Some(op) = env.tables.ops.get(op as usize) else {
+                return env.error(internal("unknown op"));
+            };
+            let result = env.scalar(op, [a_lo, a_hi], [b_lo, b_hi]);
+            env.finish(op.class, result, &mut *out)
+        })
+    }
+}
+
+/// Boxes a scalar of `class` (for a generic helper's argument or a `dyn` position).
+pub(crate) extern "C" fn jit_box(ctx: *mut Ctx, class: u64, lo: u64, hi: u64) -> *const Boxed {
+    let mut boxed: *const Boxed = &NULL_BOX;
+    // SAFETY: called by compiled code with its own context; scalar classes never dereference.
+    unsafe {
+        with_env(ctx, |env| {
+            match value_of(Class::from_code(class), lo, hi) {
+                Ok(v) => boxed = env.scratch.boxes.alloc(Boxed::new(v)),
+                Err(_) => boxed = &NULL_BOX,
+            }
+            std::ptr::null()
+        });
+    }
+    boxed
+}
+
+/// What a boxed value is to `&&`, `||` and `?:`: 0 false, 1 true, 2 not a bool.
+pub(crate) extern "C" fn jit_truth(boxed: *const Boxed) -> u8 {
+    // SAFETY: compiled code passes a live boxed value.
+    match unsafe { &(*boxed).value } {
+        Value::Bool(false) => 0,
+        Value::Bool(true) => 1,
+        _ => 2,
+    }
+}
+
+/// Byte equality of two strings.
+pub(crate) extern "C" fn jit_bytes_eq(a: *const u8, a_len: u64, b: *const u8, b_len: u64) -> u8 {
+    if a_len != b_len {
+        return 0;
+    }
+    if a_len == 0 {
+        return 1;
+    }
+    // SAFETY: compiled code passes the bytes of two live strings.
+    let (x, y) = unsafe {
+        (
+            std::slice::from_raw_parts(a, a_len as usize),
+            std::slice::from_raw_parts(b, b_len as usize),
+        )
+    };
+    u8::from(x == y)
+}
+
+/// The helpers' symbol names and addresses, registered with the JIT builder.
+pub(crate) fn symbols() -> [(&'static str, *const u8); 5] {
+    [
+        ("sentinel_jit_generic", jit_generic as *const u8),
+        ("sentinel_jit_scalar", jit_scalar as *const u8),
+        ("sentinel_jit_box", jit_box as *const u8),
+        ("sentinel_jit_truth", jit_truth as *const u8),
+        ("sentinel_jit_bytes_eq", jit_bytes_eq as *const u8),
+    ]
+}
+
+/// Converts a result of compiled code back to a value: `out` by `class`.
+///
+/// # Safety
+/// For [`Class::Boxed`], `out[0]` points to a live [`Boxed`].
+pub(crate) unsafe fn result_value(class: Class, out: [u64; 2]) -> EvalResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { value_of(class, out[0], out[1]) }
+}
+
+/// Turns the param buffer's first `n` entries into `scratch.params` (entries for params the
+/// function does not compute become null), then `failed`'s error if a param failed.
+///
+/// # Safety
+/// Compiled code has stored the first `n` computed params in `scratch.bits`, and their boxed
+/// values are live.
+pub(crate) unsafe fn materialize(
+    tables: &Tables,
+    scratch: &mut Scratch,
+    n: usize,
+    failed: Option<EvalError>,
+) {
+    scratch.dirty = true;
+    scratch.params.clear();
+    for i in 0..n {
+        let value = match (
+            tables.param_classes.get(i).copied().flatten(),
+            scratch.bits.get(i),
+        ) {
+            // SAFETY: forwarded from the caller.
+            (Some(class), Some(bits)) => unsafe { value_of(class, bits[0], bits[1]) },
+            _ => Ok(Value::Null),
+        };
+        scratch.params.push(value);
+    }
+    if let Some(e) = failed {
+        scratch.params.push(Err(e));
+    }
+}

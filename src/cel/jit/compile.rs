@@ -1,0 +1,430 @@
+//! Building and compiling one native function: a decision (every param in authored order, then
+//! the result) or one standalone expression.
+//!
+//! Takes typed trees; gives a finalized function in its own [`JITModule`], the tables it refers
+//! to, what it reads of a resource, and per param whether it runs natively. A param that cannot
+//! be lowered (or is too large) runs whole in the interpreter from inside the native function,
+//! which reads the earlier params back from the param buffer every function fills.
+//!
+//! Invariant: a [`Built`] function's entry has the signature `extern "C" fn(*mut Ctx) -> u32`
+//! and returns one of the `RET_*` codes.
+
+use super::JitError;
+use super::abi::{self, Class, Ctx, OpKind, Tables};
+use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal, row_flags};
+use super::row::Needs;
+use crate::cel::typed::{TExpr, TExprKind};
+use cranelift::codegen::ir::UserFuncName;
+use cranelift::codegen::{isa::OwnedTargetIsa, settings};
+use cranelift::prelude::{
+    AbiParam, Configurable, FunctionBuilder, FunctionBuilderContext, InstBuilder, MemFlagsData,
+    StackSlotData, StackSlotKind, types,
+};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+use std::collections::HashMap;
+use std::mem::offset_of;
+
+/// The result is `false`.
+pub(crate) const RET_FALSE: u32 = 0;
+/// The result is `true`.
+pub(crate) const RET_TRUE: u32 = 1;
+/// Param `ctx.failed` failed with `ctx.error`.
+pub(crate) const RET_PARAM_FAILED: u32 = 2;
+/// The result failed with `ctx.error`.
+pub(crate) const RET_FAILED: u32 = 3;
+/// The result is the value in `ctx.out` (boxed for decisions, by class for values).
+pub(crate) const RET_VALUE: u32 = 4;
+
+/// Expressions with more nodes than this run in the interpreter instead of being compiled.
+pub(crate) const MAX_NODES: usize = 20_000;
+
+/// How compilation runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Run Cranelift's IR verifier on the function (on in debug builds).
+    pub verify: bool,
+    /// Keep the optimized IR and the machine code listing (for `sentinel ir`).
+    pub listing: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            verify: cfg!(debug_assertions),
+            listing: false,
+        }
+    }
+}
+
+/// What a unit's result becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResultKind {
+    /// A decision: bool → `RET_FALSE`/`RET_TRUE`, anything else `RET_VALUE` boxed.
+    Decision,
+    /// A value: `RET_VALUE` with `ctx.out` by the result's class.
+    Value,
+}
+
+/// What one native function computes.
+pub(crate) struct Unit<'e> {
+    /// Params by slot; `None` for params not lowered (not read by the rest).
+    pub params: Vec<Option<&'e TExpr>>,
+    pub result: &'e TExpr,
+    pub mode: Mode,
+    pub result_kind: ResultKind,
+}
+
+/// The optimized IR and the machine code listing of a function.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    /// Cranelift IR after optimization.
+    pub clif: String,
+    /// The machine code after register allocation (Cranelift's VCode listing).
+    pub asm: String,
+}
+
+/// How one expression of a unit runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Nativeness {
+    /// All native code and helper calls.
+    Native,
+    /// Native, with some constructs evaluated by the interpreter (named).
+    Partial(Vec<String>),
+    /// Whole in the interpreter, and why.
+    Interpreted(String),
+}
+
+/// A compiled function and everything it refers to.
+pub(crate) struct Built {
+    pub module: JITModule,
+    pub entry: *const u8,
+    pub tables: Tables,
+    pub needs: Needs,
+    /// Per param, then the result.
+    pub nativeness: Vec<Nativeness>,
+    pub listing: Option<Listing>,
+}
+
+enum Attempt {
+    Done(Box<Built>),
+    /// Expression `i` (params, then the result) cannot be lowered.
+    Retry(usize, String),
+}
+
+/// Builds and compiles a unit, moving expressions that cannot be lowered to the interpreter.
+pub(crate) fn build(unit: &Unit<'_>, opts: &Options) -> Result<Built, JitError> {
+    let n = unit.params.len();
+    let mut fallback: Vec<Option<String>> = unit
+        .params
+        .iter()
+        .map(|p| p.map_or(0, count_nodes))
+        .chain(std::iter::once(count_nodes(unit.result)))
+        .map(|nodes| (nodes > MAX_NODES).then(|| format!("too large to compile ({nodes} nodes)")))
+        .collect();
+    for _ in 0..=n {
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            attempt(unit, &fallback, opts)
+        }))
+        .map_err(|p| JitError::Internal(panic_text(&*p)))??;
+        match attempt {
+            Attempt::Done(built) => return Ok(*built),
+            Attempt::Retry(i, why) if fallback[i].is_none() => fallback[i] = Some(why),
+            Attempt::Retry(_, why) => return Err(JitError::Internal(why)),
+        }
+    }
+    Err(JitError::Internal("lowering did not converge".into()))
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    let text = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("code generator panicked: {text}")
+}
+
+/// Counts the nodes of a tree (recursion bounded by the parser's depth limit).
+pub(crate) fn count_nodes(e: &TExpr) -> usize {
+    let children: usize = match &e.kind {
+        TExprKind::Const(_) | TExprKind::Var(_) => 0,
+        TExprKind::Not(a)
+        | TExprKind::Neg(a)
+        | TExprKind::Select(a, _)
+        | TExprKind::Has(a, _)
+        | TExprKind::MatchesConst(a, _) => count_nodes(a),
+        TExprKind::Binary(_, a, b)
+        | TExprKind::And(a, b)
+        | TExprKind::Or(a, b)
+        | TExprKind::Index(a, b) => count_nodes(a) + count_nodes(b),
+        TExprKind::Cond(c, a, b) => count_nodes(c) + count_nodes(a) + count_nodes(b),
+        TExprKind::Call(_, items) | TExprKind::List(items) => items.iter().map(count_nodes).sum(),
+        TExprKind::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| count_nodes(k) + count_nodes(v))
+            .sum(),
+        TExprKind::Comprehension(c) => {
+            count_nodes(&c.range) + count_nodes(&c.body) + c.filter.as_ref().map_or(0, count_nodes)
+        }
+    };
+    children + 1
+}
+
+fn isa(opts: &Options) -> Result<OwnedTargetIsa, JitError> {
+    let mut flags = settings::builder();
+    let set = |flags: &mut settings::Builder, k: &str, v: &str| {
+        flags
+            .set(k, v)
+            .map_err(|e| JitError::Codegen(format!("setting {k}: {e}")))
+    };
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(
+        &mut flags,
+        "enable_verifier",
+        if opts.verify { "true" } else { "false" },
+    )?;
+    let builder = cranelift_native::builder()
+        .map_err(|e| JitError::Codegen(format!("host machine is not supported: {e}")))?;
+    builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| JitError::Codegen(e.to_string()))
+}
+
+fn module_error(e: cranelift_module::ModuleError) -> JitError {
+    JitError::Codegen(format!("{e:?}"))
+}
+
+fn attempt(
+    unit: &Unit<'_>,
+    fallback: &[Option<String>],
+    opts: &Options,
+) -> Result<Attempt, JitError> {
+    let mut builder = JITBuilder::with_isa(isa(opts)?, default_libcall_names());
+    for (name, ptr) in abi::symbols() {
+        builder.symbol(name, ptr);
+    }
+    let mut module = JITModule::new(builder);
+    let mut helper_ids = HashMap::new();
+    for h in Helper::ALL {
+        let sig = h.signature(&module);
+        let id = module
+            .declare_function(h.symbol(), Linkage::Import, &sig)
+            .map_err(module_error)?;
+        helper_ids.insert(h, id);
+    }
+    let ptr = module.target_config().pointer_type();
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.returns.push(AbiParam::new(types::I32));
+    let func_id = module
+        .declare_function("decide", Linkage::Local, &sig)
+        .map_err(module_error)?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(0, func_id.as_u32());
+    ctx.set_disasm(opts.listing);
+    let mut fctx = FunctionBuilderContext::new();
+    let mut tables = Tables {
+        param_classes: vec![None; unit.params.len()],
+        ..Tables::default()
+    };
+    let mut needs = Needs::default();
+    let mut nativeness = Vec::with_capacity(unit.params.len() + 1);
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        // The entry block has no predecessors.
+        b.seal_block(entry);
+        let ctx_v = b.block_params(entry)[0];
+        let out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+        let row = (unit.mode == Mode::Decision).then(|| {
+            b.ins().load(
+                ptr,
+                MemFlagsData::trusted(),
+                ctx_v,
+                offset_of!(Ctx, row) as i32,
+            )
+        });
+        let err_target = b.create_block();
+        let mut l = Lower {
+            b,
+            module: &mut module,
+            helper_ids: &helper_ids,
+            helper_refs: HashMap::new(),
+            ptr,
+            ctx: ctx_v,
+            row,
+            out,
+            tables: &mut tables,
+            needs: &mut needs,
+            params: vec![None; unit.params.len()],
+            mode: unit.mode,
+            err_target,
+            problem: None,
+            interpreted: Vec::new(),
+        };
+        let first = l.b.create_block();
+        l.b.ins().jump(first, &[]);
+        // The entry block's jump is the only way into `first`.
+        l.b.seal_block(first);
+        // The initial error target is never used: every expression installs its own.
+        l.b.switch_to_block(err_target);
+        l.b.append_block_param(err_target, ptr);
+        l.b.seal_block(err_target);
+        let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
+        l.b.ins().return_(&[code]);
+        l.b.switch_to_block(first);
+        for (i, p) in unit.params.iter().enumerate() {
+            let Some(p) = p else { continue };
+            lower_param(&mut l, i, p, fallback[i].as_deref());
+            if let Some(why) = l.problem.take() {
+                return Ok(Attempt::Retry(i, why));
+            }
+            nativeness.push(report(&mut l, fallback[i].as_deref()));
+        }
+        let n = unit.params.len();
+        lower_result(&mut l, unit, fallback[n].as_deref());
+        if let Some(why) = l.problem.take() {
+            return Ok(Attempt::Retry(n, why));
+        }
+        nativeness.push(report(&mut l, fallback[n].as_deref()));
+        let Lower { b, .. } = l;
+        b.finalize(module.target_config());
+    }
+    module
+        .define_function(func_id, &mut ctx)
+        .map_err(|e| match e {
+            cranelift_module::ModuleError::Compilation(
+                cranelift::codegen::CodegenError::Verifier(errors),
+            ) => JitError::Verifier(cranelift::codegen::print_errors::pretty_verifier_error(
+                &ctx.func, None, errors,
+            )),
+            other => module_error(other),
+        })?;
+    let listing = opts.listing.then(|| Listing {
+        clif: ctx.func.display().to_string(),
+        asm: ctx
+            .compiled_code()
+            .and_then(|c| c.vcode.clone())
+            .unwrap_or_default(),
+    });
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(module_error)?;
+    let entry = module.get_finalized_function(func_id);
+    Ok(Attempt::Done(Box::new(Built {
+        module,
+        entry,
+        tables,
+        needs,
+        nativeness,
+        listing,
+    })))
+}
+
+fn report(l: &mut Lower<'_, '_>, fallback: Option<&str>) -> Nativeness {
+    let interpreted = std::mem::take(&mut l.interpreted);
+    match fallback {
+        Some(why) => Nativeness::Interpreted(why.to_string()),
+        None if interpreted.is_empty() => Nativeness::Native,
+        None => Nativeness::Partial(interpreted),
+    }
+}
+
+/// Lowers an expression, or has the interpreter evaluate it whole (after `n` params).
+fn lower_or_interpret(
+    l: &mut Lower<'_, '_>,
+    e: &TExpr,
+    n: usize,
+    fallback: Option<&str>,
+) -> Lowered {
+    match fallback {
+        Some(_) => l.generic_raw(OpKind::Interp(e.clone(), n), Class::of(&e.ty), &[]),
+        None => l.lower(e),
+    }
+}
+
+/// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
+/// (the first failing param decides).
+fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) {
+    let handler = l.b.create_block();
+    let err = l.b.append_block_param(handler, l.ptr);
+    l.err_target = handler;
+    let v = lower_or_interpret(l, p, i, fallback);
+    l.tables.param_classes[i] = Some(v.class);
+    let buf =
+        l.b.ins()
+            .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
+    let bits = match v.class {
+        Class::Bool => l.b.ins().uextend(types::I64, v.v),
+        _ => v.v,
+    };
+    l.b.ins()
+        .store(MemFlagsData::trusted(), bits, buf, (i * 16) as i32);
+    let ty = l.cl_type(v.class);
+    let var = l.b.declare_var(ty);
+    l.b.def_var(var, v.v);
+    l.params[i] = Some(ParamVal {
+        var,
+        class: v.class,
+        origin: if fallback.is_some() {
+            Origin::None
+        } else {
+            v.origin
+        },
+    });
+    let cont = l.b.create_block();
+    l.b.ins().jump(cont, &[]);
+
+    // Every failure of the param has been emitted.
+    l.b.seal_block(handler);
+    l.b.switch_to_block(handler);
+    let flags = MemFlagsData::trusted();
+    l.b.ins()
+        .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
+    let idx = l.b.ins().iconst(types::I64, i as i64);
+    l.b.ins()
+        .store(flags, idx, l.ctx, offset_of!(Ctx, failed) as i32);
+    let code = l.b.ins().iconst(types::I32, i64::from(RET_PARAM_FAILED));
+    l.b.ins().return_(&[code]);
+
+    // Only the success path above reaches `cont`.
+    l.b.seal_block(cont);
+    l.b.switch_to_block(cont);
+}
+
+/// The result: returned as a decision or a value.
+fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) {
+    let handler = l.b.create_block();
+    let err = l.b.append_block_param(handler, l.ptr);
+    l.err_target = handler;
+    let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback);
+    let flags = MemFlagsData::trusted();
+    let out = offset_of!(Ctx, out) as i32;
+    let code = match (unit.result_kind, v.class) {
+        (ResultKind::Decision, Class::Bool) => l.b.ins().uextend(types::I32, v.v),
+        (ResultKind::Decision, _) => {
+            let p = l.boxed(v);
+            l.b.ins().store(flags, p, l.ctx, out);
+            l.b.ins().iconst(types::I32, i64::from(RET_VALUE))
+        }
+        (ResultKind::Value, _) => {
+            let (lo, hi) = l.split(v);
+            l.b.ins().store(flags, lo, l.ctx, out);
+            l.b.ins().store(flags, hi, l.ctx, out + 8);
+            l.b.ins().iconst(types::I32, i64::from(RET_VALUE))
+        }
+    };
+    l.b.ins().return_(&[code]);
+    // Every failure of the result has been emitted.
+    l.b.seal_block(handler);
+    l.b.switch_to_block(handler);
+    l.b.ins()
+        .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
+    let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
+    l.b.ins().return_(&[code]);
+}

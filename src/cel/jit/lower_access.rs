@@ -1,0 +1,219 @@
+//! Lowering of field access, indexing, calls, and the constructs evaluated by the interpreter's
+//! functions: `e.f`, `has(e.f)`, `e[k]`, builtin calls, `matches`, list and map literals,
+//! comprehensions.
+//!
+//! Reads of the resource the prepared row holds (`resource.generation`, its string fields,
+//! `condition("<constant>")` and its fields, the parsed time behind `timestamp(<time field>)`)
+//! are plain loads; every other access is a helper call to [`crate::cel::ops`] or
+//! [`crate::cel::functions`]. List literals run the interpreter on their natively computed
+//! elements; map literals and comprehensions run in the interpreter whole (closed over their
+//! free variables, see `shell`).
+
+use super::abi::{Class, OpKind};
+use super::lower::{Lower, Lowered, Mode, Origin, pair_flags, row_flags};
+use super::lower_ops::placeholder;
+use super::row::{CONDITION_STRS, FieldKey, RESOURCE_STRS, SLOT_SIZE, Slot, is_time_field};
+use super::shell;
+use crate::cel::typed::{Builtin, TExpr, TExprKind};
+use crate::cel::value::Value;
+use cranelift::codegen::ir;
+use cranelift::prelude::{InstBuilder, types};
+use std::mem::offset_of;
+use std::sync::Arc;
+
+impl Lower<'_, '_> {
+    pub(crate) fn lower_select(&mut self, target: &TExpr, field: &str, e: &TExpr) -> Lowered {
+        let lt = self.lower(target);
+        let class = Class::of(&e.ty);
+        let key = match lt.origin {
+            Origin::Resource if field == "generation" => Some(FieldKey::Generation),
+            Origin::Resource => RESOURCE_STRS
+                .iter()
+                .position(|f| *f == field)
+                .map(FieldKey::ResourceStr),
+            Origin::Cond(c) if field == "observed_generation" => Some(FieldKey::CondGeneration(c)),
+            Origin::Cond(c) => CONDITION_STRS
+                .iter()
+                .position(|f| *f == field)
+                .map(|i| FieldKey::CondStr(c, i)),
+            _ => None,
+        };
+        match key {
+            Some(key @ (FieldKey::Generation | FieldKey::CondGeneration(_))) => {
+                let v = self.read_slot(key, types::I64, 0);
+                Lowered::new(v, Class::Int)
+            }
+            Some(key) => {
+                let v = self.read_slot(key, self.ptr, offset_of!(Slot, boxed));
+                Lowered {
+                    v,
+                    class: Class::Boxed,
+                    origin: Origin::Str(key),
+                }
+            }
+            None => self.generic(OpKind::Select(Arc::from(field)), class, &[lt]),
+        }
+    }
+
+    /// The offset of `key`'s slot in the row.
+    pub(crate) fn slot_offset(&mut self, key: FieldKey) -> i32 {
+        (self.needs.slot(key) * SLOT_SIZE) as i32
+    }
+
+    /// Reads a slot: fails with its error, else loads `ty` at `field` within it.
+    pub(crate) fn read_slot(&mut self, key: FieldKey, ty: ir::Type, field: usize) -> ir::Value {
+        let row = self.row_ptr();
+        let base = self.slot_offset(key);
+        let err = self.b.ins().load(
+            self.ptr,
+            row_flags(),
+            row,
+            base + offset_of!(Slot, err) as i32,
+        );
+        self.fail_if(err);
+        let flags = if ty == types::I128 {
+            pair_flags()
+        } else {
+            row_flags()
+        };
+        self.b.ins().load(ty, flags, row, base + field as i32)
+    }
+
+    pub(crate) fn lower_has(&mut self, target: &TExpr, field: &str) -> Lowered {
+        let lt = self.lower(target);
+        self.generic(OpKind::Has(Arc::from(field)), Class::Bool, &[lt])
+    }
+
+    pub(crate) fn lower_index(&mut self, target: &TExpr, key: &TExpr, e: &TExpr) -> Lowered {
+        let lt = self.lower(target);
+        let lk = self.lower(key);
+        self.generic(OpKind::Index, Class::of(&e.ty), &[lt, lk])
+    }
+
+    pub(crate) fn lower_call(&mut self, f: Builtin, args: &[TExpr], e: &TExpr) -> Lowered {
+        let class = Class::of(&e.ty);
+        if let (Builtin::Condition, Mode::Decision, [arg]) = (f, self.mode, args)
+            && let TExprKind::Const(Value::String(name)) = &arg.kind
+        {
+            return self.constant_condition(name);
+        }
+        let lowered: Vec<Lowered> = args.iter().map(|a| self.lower(a)).collect();
+        if let (Builtin::ToTimestamp, [l]) = (f, lowered.as_slice())
+            && let Some(t) = self.parsed_time(l.origin)
+        {
+            return t;
+        }
+        if f == Builtin::Condition {
+            // `condition` reads the activation's resource: the interpreter evaluates the call.
+            let shell = TExpr {
+                kind: TExprKind::Call(
+                    f,
+                    args.iter()
+                        .enumerate()
+                        .map(|(i, a)| placeholder(i, a.ty.clone(), a))
+                        .collect(),
+                ),
+                ty: e.ty.clone(),
+                span: e.span,
+            };
+            return self.generic(OpKind::Shell(shell), class, &lowered);
+        }
+        self.generic(OpKind::Call(f), class, &lowered)
+    }
+
+    /// `condition("<name>")`: the condition's slot (the resource's conditions error, if any).
+    fn constant_condition(&mut self, name: &str) -> Lowered {
+        let c = self.needs.cond(name);
+        let v = self.read_slot(FieldKey::Cond(c), self.ptr, offset_of!(Slot, boxed));
+        Lowered {
+            v,
+            class: Class::Boxed,
+            origin: Origin::Cond(c),
+        }
+    }
+
+    /// `timestamp(x)` where `x` is a time field of the row: its pre-parsed value.
+    fn parsed_time(&mut self, origin: Origin) -> Option<Lowered> {
+        let key = match origin {
+            Origin::Str(FieldKey::ResourceStr(i)) if is_time_field(RESOURCE_STRS[i]) => {
+                FieldKey::ResourceTime(i)
+            }
+            Origin::Str(FieldKey::CondStr(c, i)) if is_time_field(CONDITION_STRS[i]) => {
+                FieldKey::CondTime(c, i)
+            }
+            _ => return None,
+        };
+        let v = self.read_slot(key, types::I128, offset_of!(Slot, w));
+        Some(Lowered::new(v, Class::Timestamp))
+    }
+
+    pub(crate) fn lower_matches(
+        &mut self,
+        subject: &TExpr,
+        re: &Arc<regex::Regex>,
+        e: &TExpr,
+    ) -> Lowered {
+        let ls = self.lower(subject);
+        let shell = TExpr {
+            kind: TExprKind::MatchesConst(
+                Box::new(placeholder(0, subject.ty.clone(), subject)),
+                re.clone(),
+            ),
+            ty: e.ty.clone(),
+            span: e.span,
+        };
+        self.generic(OpKind::Shell(shell), Class::Bool, &[ls])
+    }
+
+    pub(crate) fn lower_list(&mut self, items: &[TExpr], e: &TExpr) -> Lowered {
+        let lowered: Vec<Lowered> = items.iter().map(|i| self.lower(i)).collect();
+        let shell = TExpr {
+            kind: TExprKind::List(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| placeholder(i, item.ty.clone(), item))
+                    .collect(),
+            ),
+            ty: e.ty.clone(),
+            span: e.span,
+        };
+        self.generic(OpKind::Shell(shell), Class::Boxed, &lowered)
+    }
+
+    /// Map literals run in the interpreter: their keys are checked for duplicates between the
+    /// entries' evaluations, which decides which error wins.
+    pub(crate) fn lower_map(&mut self, e: &TExpr) -> Lowered {
+        self.interpreted
+            .push(format!("map literal at {}", span_text(e)));
+        self.lower_closed(e)
+    }
+
+    pub(crate) fn lower_comprehension(&mut self, e: &TExpr) -> Lowered {
+        self.interpreted
+            .push(format!("comprehension at {}", span_text(e)));
+        self.lower_closed(e)
+    }
+
+    /// Evaluates a whole subtree in the interpreter, passing its free variables.
+    fn lower_closed(&mut self, e: &TExpr) -> Lowered {
+        let closed = shell::close(e, 0);
+        let free: Vec<Lowered> = closed
+            .free
+            .iter()
+            .map(|(var, ty)| {
+                let node = TExpr {
+                    kind: TExprKind::Var(*var),
+                    ty: ty.clone(),
+                    span: e.span,
+                };
+                self.lower(&node)
+            })
+            .collect();
+        self.generic(OpKind::Shell(closed.expr), Class::of(&e.ty), &free)
+    }
+}
+
+fn span_text(e: &TExpr) -> String {
+    format!("{}..{}", e.span.start, e.span.end)
+}

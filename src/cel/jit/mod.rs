@@ -1,0 +1,452 @@
+//! The Cranelift JIT: the checked, typed tree of a whole message_decision (every param and the
+//! result) lowered to one native function, compiled once per config for the host.
+//!
+//! Takes typed trees from [`crate::cel::check`]; gives a [`JitProgram`] (a decision) or a
+//! [`JitExpr`] (one standalone expression) to call any number of times, from any thread, each
+//! thread with its own [`Scratch`]. A resource is first [`JitProgram::prepare`]d (once per
+//! resource, at decode) into the row the compiled code reads with plain loads.
+//!
+//! Invariant: for every input, the compiled code's value, error kind and error message equal the
+//! reference interpreter's ([`crate::cel::interp`]): it computes natively only pure scalar
+//! arithmetic, comparisons and control flow, and calls the interpreter's own functions for the
+//! rest (see `abi`). Cranelift types never appear outside this module.
+
+mod abi;
+mod arena;
+mod compile;
+mod lower;
+mod lower_access;
+mod lower_ops;
+mod print;
+mod row;
+mod shell;
+
+pub use abi::Scratch;
+pub use compile::{Listing, Nativeness, Options};
+pub use print::typed;
+pub use row::Prepared;
+
+use crate::cel::interp::Activation;
+use crate::cel::time::Timestamp;
+use crate::cel::typed::TExpr;
+use crate::cel::value::{ErrorKind, EvalError, EvalResult, Value};
+use crate::resource::Resource;
+use abi::{CallEnv, Class, Ctx, Tables};
+use compile::{Built, ResultKind, Unit};
+use cranelift_jit::JITModule;
+use lower::Mode;
+use row::Needs;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Why compiling to native code failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JitError {
+    /// Cranelift rejected the function or the host.
+    #[error("native code generation failed: {0}")]
+    Codegen(String),
+    /// The generated IR failed Cranelift's verifier (a bug of the lowering).
+    #[error("generated code failed verification:\n{0}")]
+    Verifier(String),
+    /// A bug of the lowering, reported instead of crashing.
+    #[error("internal error of the native compiler: {0}")]
+    Internal(String),
+}
+
+/// How a decision came out, before it becomes a [`crate::decision::Decision`].
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The result is a bool.
+    Bool(bool),
+    /// Param `index` failed (the first failing param decides).
+    ParamFailed(usize, EvalError),
+    /// The result failed.
+    ResultFailed(EvalError),
+    /// The result is not a bool (a `dyn` result).
+    Value(Value),
+}
+
+/// A finalized native function and the JIT module that owns its memory.
+struct Code {
+    module: Mutex<Option<JITModule>>,
+    entry: *const u8,
+    tables: Tables,
+}
+
+// SAFETY: `entry` points to finalized, immutable machine code that may run on any thread; the
+// module is only touched when dropped (behind a mutex); the tables are immutable after compile.
+unsafe impl Send for Code {}
+// SAFETY: as above.
+unsafe impl Sync for Code {}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().ok().and_then(Option::take);
+        if let Some(module) = module {
+            // SAFETY: `Code` is being dropped, so no call of its function is running (every call
+            // borrows it) and `entry` is never called again.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// What one call passes to compiled code.
+struct Call<'r> {
+    row: Option<&'r Prepared>,
+    now: Option<Timestamp>,
+}
+
+impl Code {
+    fn new(built: &mut Option<Built>) -> Option<Code> {
+        let b = built.take()?;
+        Some(Code {
+            module: Mutex::new(Some(b.module)),
+            entry: b.entry,
+            tables: b.tables,
+        })
+    }
+
+    /// Runs the compiled function with `env` for its helpers; returns its code and outputs.
+    ///
+    /// # Safety
+    ///
+    /// This is the one place that calls compiled code. It is sound because: `entry` is a
+    /// finalized function of the live module `self` owns, built by `compile::build` with the
+    /// signature `extern "C" fn(*mut Ctx) -> u32`; the `Ctx` is built here from references that
+    /// outlive the call (the row of a [`Prepared`] filled for this program, checked by the
+    /// caller; the param buffer, sized here for every param; and `env`, which the helpers alone
+    /// dereference); compiled code only reads the row, writes the `Ctx` outputs and the param
+    /// buffer, and never traps (divisions are guarded); helpers catch panics.
+    #[inline]
+    fn run(&self, call: &Call<'_>, env: &mut CallEnv<'_>) -> (u32, Ctx) {
+        let nanos = call.now.map_or(0, Timestamp::nanos);
+        let n = self.tables.param_classes.len();
+        if env.scratch.bits.len() < n {
+            env.scratch.bits.resize(n, [0, 0]);
+        }
+        let mut ctx = Ctx {
+            now: [nanos as u64, ((nanos as u128) >> 64) as u64],
+            row: call
+                .row
+                .map_or(std::ptr::null(), |p| p.slots.as_ptr() as *const u8),
+            error: std::ptr::null(),
+            failed: 0,
+            out: [0, 0],
+            params: env.scratch.bits.as_mut_ptr(),
+            env: env as *mut CallEnv<'_> as *mut u8,
+        };
+        // SAFETY: see the function's `# Safety` section.
+        let code = unsafe {
+            let f = std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(self.entry);
+            f(&mut ctx)
+        };
+        (code, ctx)
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A message_decision compiled to one native function.
+pub struct JitProgram {
+    code: Code,
+    needs: Needs,
+    id: u64,
+    nativeness: Vec<Nativeness>,
+    /// How a `RET_VALUE` result is held: boxed for decisions, by class for param slices.
+    value_class: Class,
+    compile_time: Duration,
+    listing: Option<Listing>,
+}
+
+impl std::fmt::Debug for JitProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitProgram")
+            .field("nativeness", &self.nativeness)
+            .field("compile_time", &self.compile_time)
+            .finish_non_exhaustive()
+    }
+}
+
+fn internal(what: &str) -> EvalError {
+    EvalError::new(
+        ErrorKind::NoMatchingOverload,
+        format!("internal error: {what}"),
+    )
+}
+
+/// Reads the error compiled code reported.
+fn reported_error(ctx: &Ctx) -> EvalError {
+    // SAFETY: compiled code sets `error` to a live error (in the scratch arenas, the row or the
+    // resource) before returning a failure code; they outlive this read.
+    unsafe { ctx.error.as_ref() }
+        .cloned()
+        .unwrap_or_else(|| internal("missing error"))
+}
+
+impl JitProgram {
+    /// Compiles a decision: `params` in authored order (param `i` is `Var::Slot(i)` to the
+    /// later ones), then `result`.
+    pub fn compile(
+        params: &[TExpr],
+        result: &TExpr,
+        opts: &Options,
+    ) -> Result<JitProgram, JitError> {
+        let unit = Unit {
+            params: params.iter().map(Some).collect(),
+            result,
+            mode: Mode::Decision,
+            result_kind: ResultKind::Decision,
+        };
+        Self::from_unit(&unit, Class::Boxed, opts)
+    }
+
+    /// Compiles the slice of a decision that computes param `index` (with the earlier params it
+    /// reads), returning that param's value: for `sentinel ir --param`.
+    pub fn compile_param(
+        params: &[TExpr],
+        index: usize,
+        opts: &Options,
+    ) -> Result<JitProgram, JitError> {
+        let Some(target) = params.get(index) else {
+            return Err(JitError::Internal(format!("no param {index}")));
+        };
+        let mut used = vec![false; index];
+        mark_slots(target, &mut used);
+        for i in (0..index).rev() {
+            if used[i] {
+                let mut deps = vec![false; i];
+                mark_slots(&params[i], &mut deps);
+                for (j, d) in deps.into_iter().enumerate() {
+                    used[j] |= d;
+                }
+            }
+        }
+        let unit = Unit {
+            params: params[..index]
+                .iter()
+                .zip(&used)
+                .map(|(p, u)| u.then_some(p))
+                .collect(),
+            result: target,
+            mode: Mode::Decision,
+            result_kind: ResultKind::Value,
+        };
+        Self::from_unit(&unit, Class::of(&target.ty), opts)
+    }
+
+    fn from_unit(
+        unit: &Unit<'_>,
+        value_class: Class,
+        opts: &Options,
+    ) -> Result<JitProgram, JitError> {
+        let start = Instant::now();
+        let built = compile::build(unit, opts)?;
+        let needs = built.needs.clone();
+        let nativeness = built.nativeness.clone();
+        let listing = built.listing.clone();
+        let code =
+            Code::new(&mut Some(built)).ok_or_else(|| JitError::Internal("no code".into()))?;
+        Ok(JitProgram {
+            code,
+            needs,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            nativeness,
+            value_class,
+            compile_time: start.elapsed(),
+            listing,
+        })
+    }
+
+    /// How each param (in order, then the result) runs. Params left out of a
+    /// [`JitProgram::compile_param`] slice are not listed.
+    pub fn nativeness(&self) -> &[Nativeness] {
+        &self.nativeness
+    }
+
+    /// How long compiling took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// The optimized IR and machine code, when compiled with [`Options::listing`].
+    pub fn listing(&self) -> Option<&Listing> {
+        self.listing.as_ref()
+    }
+
+    /// Prepares a resource for this program (reusing `into`'s memory): the one-time work of
+    /// decoding what the compiled code reads.
+    pub fn prepare(&self, resource: &Arc<Resource>, into: &mut Prepared) {
+        into.fill(resource, &self.needs);
+        into.program = self.id;
+    }
+
+    /// Decides for a prepared resource at `now` (for a [`JitProgram::compile_param`] slice, the
+    /// param's value is an [`Outcome::Value`]). With `keep_params`, `scratch.params()` holds
+    /// every evaluated param's value afterwards (up to and including a failing one).
+    #[inline]
+    pub fn decide(
+        &self,
+        prepared: &Prepared,
+        now: Timestamp,
+        scratch: &mut Scratch,
+        keep_params: bool,
+    ) -> Outcome {
+        if prepared.program != self.id || prepared.resource.is_none() {
+            return Outcome::ResultFailed(internal("resource prepared for another program"));
+        }
+        scratch.reset();
+        let call = Call {
+            row: Some(prepared),
+            now: Some(now),
+        };
+        let mut env = CallEnv {
+            tables: &self.code.tables,
+            scratch,
+            resource: prepared.resource.as_ref(),
+            now: Some(now),
+            reason: None,
+            slots: None,
+        };
+        let (code, ctx) = self.code.run(&call, &mut env);
+        let outcome = self.outcome(code, &ctx);
+        if keep_params {
+            let (n, failed) = match &outcome {
+                Outcome::ParamFailed(i, e) => (*i, Some(e.clone())),
+                _ => (self.code.tables.param_classes.len(), None),
+            };
+            // SAFETY: compiled code stored every param before `n` (the first `n` succeeded).
+            unsafe { abi::materialize(&self.code.tables, scratch, n, failed) };
+        }
+        outcome
+    }
+
+    #[inline]
+    fn outcome(&self, code: u32, ctx: &Ctx) -> Outcome {
+        match code {
+            compile::RET_FALSE => Outcome::Bool(false),
+            compile::RET_TRUE => Outcome::Bool(true),
+            compile::RET_PARAM_FAILED => {
+                Outcome::ParamFailed(ctx.failed as usize, reported_error(ctx))
+            }
+            compile::RET_FAILED => Outcome::ResultFailed(reported_error(ctx)),
+            _ => {
+                // SAFETY: a boxed result lives in the scratch arena until the next call.
+                match unsafe { abi::result_value(self.value_class, ctx.out) } {
+                    Ok(v) => Outcome::Value(v),
+                    Err(e) => Outcome::ResultFailed(e),
+                }
+            }
+        }
+    }
+}
+
+fn mark_slots(e: &TExpr, used: &mut [bool]) {
+    visit(e, &mut |node| {
+        if let crate::cel::typed::TExprKind::Var(crate::cel::typed::Var::Slot(i)) = node.kind
+            && let Some(u) = used.get_mut(i)
+        {
+            *u = true;
+        }
+    });
+}
+
+/// Calls `f` on every node (recursion bounded by the parser's depth limit).
+fn visit(e: &TExpr, f: &mut impl FnMut(&TExpr)) {
+    use crate::cel::typed::TExprKind as K;
+    f(e);
+    match &e.kind {
+        K::Const(_) | K::Var(_) => {}
+        K::Not(a) | K::Neg(a) | K::Select(a, _) | K::Has(a, _) | K::MatchesConst(a, _) => {
+            visit(a, f)
+        }
+        K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Index(a, b) => {
+            visit(a, f);
+            visit(b, f);
+        }
+        K::Cond(c, a, b) => {
+            visit(c, f);
+            visit(a, f);
+            visit(b, f);
+        }
+        K::Call(_, items) | K::List(items) => items.iter().for_each(|i| visit(i, f)),
+        K::Map(entries) => entries.iter().for_each(|(k, v)| {
+            visit(k, f);
+            visit(v, f);
+        }),
+        K::Comprehension(c) => {
+            visit(&c.range, f);
+            if let Some(filter) = &c.filter {
+                visit(filter, f);
+            }
+            visit(&c.body, f);
+        }
+    }
+}
+
+/// One standalone expression compiled to native code (its variables bound by an
+/// [`Activation`], as the interpreter's are).
+pub struct JitExpr {
+    code: Code,
+    class: Class,
+    nativeness: Nativeness,
+}
+
+impl std::fmt::Debug for JitExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitExpr")
+            .field("nativeness", &self.nativeness)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JitExpr {
+    /// Compiles an expression.
+    pub fn compile(expr: &TExpr, opts: &Options) -> Result<JitExpr, JitError> {
+        let unit = Unit {
+            params: Vec::new(),
+            result: expr,
+            mode: Mode::Standalone,
+            result_kind: ResultKind::Value,
+        };
+        let mut built = compile::build(&unit, opts)?;
+        let nativeness = built.nativeness.pop().unwrap_or(Nativeness::Native);
+        let code =
+            Code::new(&mut Some(built)).ok_or_else(|| JitError::Internal("no code".into()))?;
+        Ok(JitExpr {
+            code,
+            class: Class::of(&expr.ty),
+            nativeness,
+        })
+    }
+
+    /// How the expression runs.
+    pub fn nativeness(&self) -> &Nativeness {
+        &self.nativeness
+    }
+
+    /// Evaluates the expression; the result equals [`crate::cel::interp::eval`]'s.
+    pub fn eval(&self, act: &Activation<'_>, scratch: &mut Scratch) -> EvalResult {
+        scratch.reset();
+        let call = Call {
+            row: None,
+            now: act.now,
+        };
+        let mut env = CallEnv {
+            tables: &self.code.tables,
+            scratch,
+            resource: act.resource,
+            now: act.now,
+            reason: act.reason,
+            slots: Some(act.slots),
+        };
+        let (code, ctx) = self.code.run(&call, &mut env);
+        match code {
+            compile::RET_VALUE => {
+                // SAFETY: a boxed result lives in the scratch arena until the next call.
+                unsafe { abi::result_value(self.class, ctx.out) }
+            }
+            _ => Err(reported_error(&ctx)),
+        }
+    }
+}

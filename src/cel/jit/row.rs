@@ -1,0 +1,301 @@
+//! The prepared resource: one [`Resource`] laid out for the compiled code of one program as an
+//! array of 32-byte [`Slot`]s, one per field the program reads, read with plain loads:
+//! `resource`, `resource.generation`, its string fields, `condition("<constant>")` and that
+//! condition's fields, and the time fields the rules pass to `timestamp(…)`, already parsed.
+//!
+//! Invariant: a [`Prepared`] is filled once per resource (at decode), by the resource's own
+//! accessors ([`Resource::condition`]) and the one timestamp parser ([`parse_timestamp`]), so a
+//! load from it yields exactly what the interpreter computes from the resource.
+
+use super::abi::Boxed;
+use crate::cel::time::parse_timestamp;
+use crate::cel::value::{EvalError, Value};
+use crate::resource::{Condition, Field, Resource};
+use std::sync::Arc;
+
+/// The resource fields read as strings by plain loads.
+pub(crate) const RESOURCE_STRS: [&str; 6] =
+    ["id", "kind", "name", "href", "created_time", "updated_time"];
+
+/// The condition fields read as strings by plain loads (all but `observed_generation`).
+pub(crate) const CONDITION_STRS: [&str; 7] = [
+    "type",
+    "status",
+    "reason",
+    "message",
+    "created_time",
+    "last_updated_time",
+    "last_transition_time",
+];
+
+/// Whether a string field (by index in its table) holds an RFC 3339 time.
+pub(crate) fn is_time_field(name: &str) -> bool {
+    name.ends_with("_time")
+}
+
+/// What one slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum FieldKey {
+    /// `resource`: `boxed`.
+    Resource,
+    /// `resource.generation`: `w[0]`, `err`.
+    Generation,
+    /// A string field of the resource, by [`RESOURCE_STRS`] index: see [`Slot`].
+    ResourceStr(usize),
+    /// That field parsed as a timestamp: `w` nanoseconds, `err`.
+    ResourceTime(usize),
+    /// `condition(<name #c>)`: `boxed`, `err` (the resource's conditions error).
+    Cond(usize),
+    /// A string field of constant condition `c`, by [`CONDITION_STRS`] index.
+    CondStr(usize, usize),
+    /// That field parsed as a timestamp.
+    CondTime(usize, usize),
+    /// `observed_generation` of constant condition `c`.
+    CondGeneration(usize),
+}
+
+/// One field as compiled code reads it. For strings `w[0]` is the length in bytes and `w[1]`
+/// the first 8 bytes (zero-padded), so comparing with a short constant needs no pointer chase;
+/// `boxed` is the value for helpers. `err` is non-null when reading the field fails.
+#[repr(C)]
+pub(crate) struct Slot {
+    pub w: [u64; 2],
+    pub err: *const EvalError,
+    pub boxed: *const Boxed,
+}
+
+/// The size of a slot: compiled code addresses slot `i` at `row + i * SLOT_SIZE`.
+pub(crate) const SLOT_SIZE: usize = std::mem::size_of::<Slot>();
+
+/// What a program reads from a resource: a slot per field, assigned while lowering.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Needs {
+    /// The field of each slot.
+    pub slots: Vec<FieldKey>,
+    /// Constant condition names, by index.
+    pub conds: Vec<Arc<str>>,
+}
+
+impl Needs {
+    /// The slot holding `key`, allocating it on first use.
+    pub(crate) fn slot(&mut self, key: FieldKey) -> usize {
+        match self.slots.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                self.slots.push(key);
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    /// The index of constant condition name `name`.
+    pub(crate) fn cond(&mut self, name: &str) -> usize {
+        match self.conds.iter().position(|c| &**c == name) {
+            Some(i) => i,
+            None => {
+                self.conds.push(Arc::from(name));
+                self.conds.len() - 1
+            }
+        }
+    }
+
+    fn boxes(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    FieldKey::Resource
+                        | FieldKey::ResourceStr(_)
+                        | FieldKey::Cond(_)
+                        | FieldKey::CondStr(..)
+                )
+            })
+            .count()
+    }
+}
+
+/// A resource prepared for one program's compiled code. Reuse one per thread with
+/// [`crate::cel::jit::JitProgram::prepare`] to avoid allocation.
+#[derive(Default)]
+pub struct Prepared {
+    pub(crate) slots: Vec<Slot>,
+    /// The boxed values the slots point to (capacity reserved before filling: never moves).
+    boxes: Vec<Boxed>,
+    /// Parse errors of time fields (boxed: their addresses are in the slots).
+    owned: Vec<Box<EvalError>>,
+    conds: Vec<Field<Arc<Condition>>>,
+    pub(crate) resource: Option<Arc<Resource>>,
+    /// The program it was prepared for (the slots depend on the program).
+    pub(crate) program: u64,
+}
+
+// SAFETY: every raw pointer in the slots points into `resource` (an `Arc` kept alive here), into
+// `conds` (whose `Arc`s keep the conditions alive), into `boxes` or `owned` (heap memory owned
+// here), or into a boxed value's own string; none is written through after `fill`.
+unsafe impl Send for Prepared {}
+// SAFETY: as above; compiled code only reads the slots.
+unsafe impl Sync for Prepared {}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("resource", &self.resource.as_ref().map(|r| &r.id))
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn null_err() -> *const EvalError {
+    std::ptr::null()
+}
+
+fn empty_slot() -> Slot {
+    Slot {
+        w: [0, 0],
+        err: null_err(),
+        boxed: std::ptr::null(),
+    }
+}
+
+impl Prepared {
+    /// Fills the slots from `resource` for a program that reads `needs`.
+    pub(crate) fn fill(&mut self, resource: &Arc<Resource>, needs: &Needs) {
+        self.slots.clear();
+        self.boxes.clear();
+        self.owned.clear();
+        self.conds.clear();
+        self.boxes.reserve(needs.boxes());
+        let r = &**resource;
+        self.conds
+            .extend(needs.conds.iter().map(|name| r.condition(name)));
+        for key in &needs.slots {
+            let slot = self.slot(r, resource, *key);
+            self.slots.push(slot);
+        }
+        self.resource = Some(resource.clone());
+    }
+
+    fn boxed(&mut self, v: Value) -> *const Boxed {
+        // Capacity was reserved for every boxed slot, so this push never moves earlier boxes.
+        self.boxes.push(Boxed::new(v));
+        self.boxes.as_ptr().wrapping_add(self.boxes.len() - 1)
+    }
+
+    fn slot(&mut self, r: &Resource, resource: &Arc<Resource>, key: FieldKey) -> Slot {
+        let resource_str = |i: usize| match i {
+            0 => &r.id,
+            1 => &r.kind,
+            2 => &r.name,
+            3 => &r.href,
+            4 => &r.created_time,
+            _ => &r.updated_time,
+        };
+        match key {
+            FieldKey::Resource => Slot {
+                boxed: self.boxed(Value::Resource(resource.clone())),
+                ..empty_slot()
+            },
+            FieldKey::Generation => int_slot(&r.generation),
+            FieldKey::ResourceStr(i) => self.str_slot(resource_str(i)),
+            FieldKey::ResourceTime(i) => time_slot(resource_str(i), &mut self.owned),
+            FieldKey::Cond(c) => match self.conds.get(c).cloned() {
+                Some(Ok(cond)) => Slot {
+                    boxed: self.boxed(Value::Condition(cond)),
+                    ..empty_slot()
+                },
+                Some(Err(_)) => Slot {
+                    err: r.conditions.as_ref().err().map_or(null_err(), |e| e),
+                    ..empty_slot()
+                },
+                None => empty_slot(),
+            },
+            // A condition that failed is never read: its `Cond` slot fails first.
+            FieldKey::CondStr(c, i) => match self.condition(c) {
+                Some(cond) => self.str_slot(condition_str(&cond, i)),
+                None => empty_slot(),
+            },
+            FieldKey::CondTime(c, i) => match self.condition(c) {
+                Some(cond) => time_slot(condition_str(&cond, i), &mut self.owned),
+                None => empty_slot(),
+            },
+            FieldKey::CondGeneration(c) => match self.condition(c) {
+                Some(cond) => int_slot(&cond.observed_generation),
+                None => empty_slot(),
+            },
+        }
+    }
+
+    fn condition(&self, c: usize) -> Option<Arc<Condition>> {
+        self.conds.get(c).and_then(|f| f.as_ref().ok()).cloned()
+    }
+
+    fn str_slot(&mut self, f: &Field<Arc<str>>) -> Slot {
+        match f {
+            Ok(s) => {
+                let mut prefix = [0u8; 8];
+                let n = s.len().min(8);
+                prefix[..n].copy_from_slice(&s.as_bytes()[..n]);
+                Slot {
+                    w: [s.len() as u64, u64::from_le_bytes(prefix)],
+                    err: null_err(),
+                    boxed: self.boxed(Value::String(s.clone())),
+                }
+            }
+            Err(e) => Slot {
+                err: e,
+                ..empty_slot()
+            },
+        }
+    }
+}
+
+fn condition_str(c: &Condition, i: usize) -> &Field<Arc<str>> {
+    match i {
+        0 => &c.ty,
+        1 => &c.status,
+        2 => &c.reason,
+        3 => &c.message,
+        4 => &c.created_time,
+        5 => &c.last_updated_time,
+        _ => &c.last_transition_time,
+    }
+}
+
+fn int_slot(f: &Field<i64>) -> Slot {
+    match f {
+        Ok(v) => Slot {
+            w: [*v as u64, 0],
+            ..empty_slot()
+        },
+        Err(e) => Slot {
+            err: e,
+            ..empty_slot()
+        },
+    }
+}
+
+fn time_slot(f: &Field<Arc<str>>, owned: &mut Vec<Box<EvalError>>) -> Slot {
+    // A field that failed to decode is never parsed: reading it fails first.
+    let Ok(text) = f else {
+        return empty_slot();
+    };
+    match parse_timestamp(text) {
+        Ok(t) => {
+            let n = t.nanos();
+            Slot {
+                w: [n as u64, ((n as u128) >> 64) as u64],
+                ..empty_slot()
+            }
+        }
+        Err(e) => {
+            let boxed = Box::new(e);
+            let err: *const EvalError = &*boxed;
+            owned.push(boxed);
+            Slot {
+                err,
+                ..empty_slot()
+            }
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! `sentinel bench`: generates a realistic fleet (or reads one), checks that the interpreter and
+//! the JIT agree on every decision and every param value, then times each engine over the fleet
+//! and prints ns/decision (median of several passes), decisions/s, the speed-up and the compile
+//! time of the config.
+//!
+//! Resources are decoded before timing (as the daemon decodes a page once); for the JIT they are
+//! also prepared ([`JitProgram::prepare`], the once-per-resource part of decoding), and the cost
+//! of preparing is reported separately. A disagreement is an error (exit 1).
+
+use super::CmdError;
+use crate::cel::jit::{self, JitProgram};
+use crate::cel::time::{self, Duration, Timestamp};
+use crate::decision::{Compiled, Decision, Engine, Program, Scratch};
+use crate::resource::Resource;
+use serde_json::{Value as Json, json};
+use std::hint::black_box;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Options of `sentinel bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Config file whose message_decision to time (default: the built-in default rules).
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// The evaluation time, RFC 3339 (default: the current time).
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<String>,
+    /// Generate a fleet of N resources (default 100000).
+    #[arg(long, value_name = "N", conflicts_with = "input")]
+    pub resources: Option<usize>,
+    /// Read the fleet from FILE instead (any input form `eval` takes; `-` for stdin).
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// The engines to time, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "interp,jit")]
+    pub engine: Vec<Engine>,
+    /// Timed passes over the fleet per engine (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    pub passes: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A small deterministic generator (splitmix64), so fleets are reproducible without a
+/// dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// The states of a generated fleet, with their share in percent.
+const STATES: [(&str, u64); 7] = [
+    ("new", 8),
+    ("reconciled, recent", 34),
+    ("reconciled, stale", 14),
+    ("not reconciled, within debounce", 10),
+    ("not reconciled, debounced", 16),
+    ("generation changed", 14),
+    ("other conditions only", 4),
+];
+
+fn ago(now: Timestamp, secs: u64) -> String {
+    let d = Duration::from_nanos(i128::from(secs) * 1_000_000_000);
+    match d.and_then(|d| time::ts_sub_dur(now, d)) {
+        Ok(t) => time::format_timestamp(t),
+        Err(_) => time::format_timestamp(now),
+    }
+}
+
+/// A realistic fleet of `n` cluster resources at `now`: a mix of new, reconciled (recently or
+/// long ago), failing (within or past the debounce) and changed resources, each with a few
+/// conditions, labels and a spec. Deterministic for a seed.
+pub fn fleet(n: usize, now: Timestamp, seed: u64) -> Vec<Json> {
+    let mut rng = Rng(seed);
+    (0..n).map(|i| resource(i, now, &mut rng)).collect()
+}
+
+fn resource(i: usize, now: Timestamp, rng: &mut Rng) -> Json {
+    let mut pick = rng.below(100);
+    let state = STATES
+        .iter()
+        .position(|(_, share)| {
+            let hit = pick < *share;
+            pick = pick.saturating_sub(*share);
+            hit
+        })
+        .unwrap_or(0);
+    let generation = 1 + rng.below(7) as i64 + i64::from(state != 0);
+    let (status, observed, age) = match state {
+        1 => ("True", generation, rng.below(29 * 60)),
+        2 => ("True", generation, 31 * 60 + rng.below(6 * 3600)),
+        3 => ("False", generation, rng.below(10)),
+        4 => ("False", generation, 11 + rng.below(3600)),
+        5 => ("True", generation - 1, rng.below(3600)),
+        _ => ("Unknown", generation, rng.below(600)),
+    };
+    let updated = ago(now, age);
+    let created = ago(now, age + 86_400 + rng.below(30 * 86_400));
+    let condition = |ty: &str, status: &str| {
+        json!({"type": ty, "status": status, "reason": "AsExpected", "message": "",
+               "observed_generation": observed, "created_time": created,
+               "last_updated_time": updated, "last_transition_time": updated})
+    };
+    let mut conditions = vec![condition("Available", "True"), condition("Ready", status)];
+    if state != 0 && state != 6 {
+        conditions.push(condition("Reconciled", status));
+    }
+    if state == 0 {
+        conditions.clear();
+    }
+    let region = ["us-east-1", "eu-west-1", "ap-south-1"][i % 3];
+    json!({
+        "id": format!("cls-{i:07}"),
+        "kind": "Cluster",
+        "name": format!("cluster-{i}"),
+        "href": format!("/api/hyperfleet/v1/clusters/cls-{i:07}"),
+        "generation": generation,
+        "created_time": created,
+        "updated_time": updated,
+        "labels": {"region": region, "tier": "standard"},
+        "spec": {"version": "4.17", "nodes": 3 + rng.below(10)},
+        "status": {"conditions": conditions},
+    })
+}
+
+/// One engine's timing.
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    ns_per_decision: f64,
+    published: usize,
+}
+
+/// Runs `pass` `passes` times and returns the median time per decision.
+fn time_passes(n: usize, passes: usize, mut pass: impl FnMut() -> usize) -> Timing {
+    let mut times = Vec::with_capacity(passes);
+    let mut published = 0;
+    for _ in 0..passes.max(1) {
+        let start = Instant::now();
+        published = black_box(pass());
+        times.push(start.elapsed().as_nanos() as f64 / n.max(1) as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    Timing {
+        ns_per_decision: times[times.len() / 2],
+        published,
+    }
+}
+
+/// Compares both engines on every resource (decision and param values).
+fn check_agreement(
+    interp: &Compiled,
+    native: &Compiled,
+    fleet: &[Arc<Resource>],
+    now: Timestamp,
+) -> Result<usize, CmdError> {
+    let (mut a, mut b) = (Scratch::default(), Scratch::default());
+    let mut published = 0;
+    for r in fleet {
+        let da = interp.evaluate(r, now, &mut a);
+        let db = native.evaluate(r, now, &mut b);
+        let (sa, sb) = (format!("{:?}", a.slots), format!("{:?}", b.slots));
+        if da != db || sa != sb {
+            let id = r.json_field("id").unwrap_or(Json::Null);
+            return Err(CmdError::Disagree(format!(
+                "resource {id}: interp decided {da:?} with params {sa}, jit decided {db:?} with params {sb}"
+            )));
+        }
+        published += usize::from(da.publish);
+    }
+    Ok(published)
+}
+
+fn load_fleet(args: &BenchArgs, now: Timestamp) -> Result<(Vec<Arc<Resource>>, String), CmdError> {
+    let Some(path) = &args.input else {
+        let n = args.resources.unwrap_or(100_000);
+        let jsons = fleet(n, now, 42);
+        let mix: Vec<String> = STATES
+            .iter()
+            .map(|(name, share)| format!("{share}% {name}"))
+            .collect();
+        let fleet = jsons
+            .into_iter()
+            .map(|j| Arc::new(Resource::from_json(j)))
+            .collect();
+        return Ok((fleet, format!("generated ({})", mix.join(", "))));
+    };
+    let mut fleet = Vec::new();
+    let mut push = |j| {
+        fleet.push(Arc::new(Resource::from_json(j)));
+        Ok(())
+    };
+    let origin = path.display().to_string();
+    if path.as_os_str() == "-" {
+        super::eval::for_each_resource(std::io::stdin().lock(), "<stdin>", &mut push)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(|source| CmdError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        super::eval::for_each_resource(std::io::BufReader::new(file), &origin, &mut push)?;
+    }
+    Ok((fleet, format!("read from {origin}")))
+}
+
+/// The measurements of one run.
+struct Report {
+    resources: usize,
+    fleet: String,
+    published: usize,
+    compile: std::time::Duration,
+    native: String,
+    timings: Vec<(Engine, Timing)>,
+    prepare_ns: f64,
+    with_prepare_ns: f64,
+}
+
+fn measure(program: &Program, args: &BenchArgs, now: Timestamp) -> Result<Report, CmdError> {
+    let (fleet, origin) = load_fleet(args, now)?;
+    let interp = Compiled::new(program.clone(), Engine::Interp)?;
+    let compiled = Compiled::new(program.clone(), Engine::Jit)?;
+    let Some(native) = compiled.jit() else {
+        return Err(CmdError::Disagree("no native program".into()));
+    };
+    let published = check_agreement(&interp, &compiled, &fleet, now)?;
+    let n = fleet.len();
+    let mut timings = Vec::new();
+    for engine in Engine::ALL.into_iter().filter(|e| args.engine.contains(e)) {
+        let t = match engine {
+            Engine::Interp => time_interp(&interp, &fleet, now, args.passes),
+            Engine::Jit => time_jit(&compiled, native, &fleet, now, args.passes),
+        };
+        timings.push((engine, t));
+    }
+    let (prepare_ns, with_prepare_ns) = time_prepare(&compiled, native, &fleet, now, args.passes);
+    let total = native.nativeness().len().saturating_sub(1);
+    let all_native = native.nativeness()[..total]
+        .iter()
+        .filter(|n| **n == jit::Nativeness::Native)
+        .count();
+    Ok(Report {
+        resources: n,
+        fleet: origin,
+        published,
+        compile: native.compile_time(),
+        native: format!("{all_native}/{total} params native"),
+        timings,
+        prepare_ns,
+        with_prepare_ns,
+    })
+}
+
+fn time_interp(
+    interp: &Compiled,
+    fleet: &[Arc<Resource>],
+    now: Timestamp,
+    passes: usize,
+) -> Timing {
+    let mut scratch = Scratch::default();
+    time_passes(fleet.len(), passes, || {
+        fleet
+            .iter()
+            .filter(|r| interp.decide(r, now, &mut scratch).publish)
+            .count()
+    })
+}
+
+/// Times decisions on prepared resources (the daemon prepares each resource once, at decode).
+fn time_jit(
+    compiled: &Compiled,
+    native: &JitProgram,
+    fleet: &[Arc<Resource>],
+    now: Timestamp,
+    passes: usize,
+) -> Timing {
+    let prepared: Vec<jit::Prepared> = fleet
+        .iter()
+        .map(|r| {
+            let mut p = jit::Prepared::default();
+            native.prepare(r, &mut p);
+            p
+        })
+        .collect();
+    let mut scratch = jit::Scratch::default();
+    time_passes(fleet.len(), passes, || {
+        prepared
+            .iter()
+            .map(|p| compiled.conclude_outcome(native.decide(p, now, &mut scratch, false)))
+            .filter(|d: &Decision| d.publish)
+            .count()
+    })
+}
+
+/// The cost of preparing a resource alone, and of preparing then deciding.
+fn time_prepare(
+    compiled: &Compiled,
+    native: &JitProgram,
+    fleet: &[Arc<Resource>],
+    now: Timestamp,
+    passes: usize,
+) -> (f64, f64) {
+    let mut p = jit::Prepared::default();
+    let prepare = time_passes(fleet.len(), passes, || {
+        fleet.iter().for_each(|r| native.prepare(r, &mut p));
+        fleet.len()
+    });
+    let mut scratch = Scratch::default();
+    let both = time_passes(fleet.len(), passes, || {
+        fleet
+            .iter()
+            .filter(|r| compiled.decide(r, now, &mut scratch).publish)
+            .count()
+    });
+    (prepare.ns_per_decision, both.ns_per_decision)
+}
+
+fn per_sec(ns: f64) -> f64 {
+    if ns > 0.0 { 1e9 / ns } else { 0.0 }
+}
+
+fn speedup(report: &Report) -> Option<f64> {
+    let ns = |e| {
+        report
+            .timings
+            .iter()
+            .find(|(x, _)| *x == e)
+            .map(|(_, t)| t.ns_per_decision)
+    };
+    Some(ns(Engine::Interp)? / ns(Engine::Jit)?)
+}
+
+fn write_text(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "rules: compiled to native code in {:.3} ms ({})",
+        r.compile.as_secs_f64() * 1e3,
+        r.native
+    )?;
+    writeln!(out, "fleet: {} resources, {}", r.resources, r.fleet)?;
+    writeln!(
+        out,
+        "agree: both engines decided all {} resources identically ({} publish)",
+        r.resources, r.published
+    )?;
+    writeln!(
+        out,
+        "{:<8} {:>14} {:>16}",
+        "engine", "ns/decision", "decisions/s"
+    )?;
+    for (engine, t) in &r.timings {
+        writeln!(
+            out,
+            "{:<8} {:>14.1} {:>16.0}",
+            engine.name(),
+            t.ns_per_decision,
+            per_sec(t.ns_per_decision)
+        )?;
+        let _ = t.published;
+    }
+    if let Some(s) = speedup(r) {
+        writeln!(out, "speed-up: {s:.1}x (jit vs interp)")?;
+    }
+    writeln!(
+        out,
+        "jit prepare (once per resource, at decode): {:.1} ns/resource; prepare + decide: {:.1} ns",
+        r.prepare_ns, r.with_prepare_ns
+    )
+}
+
+fn to_json(r: &Report) -> Json {
+    let mut engines = serde_json::Map::new();
+    for (engine, t) in &r.timings {
+        let mut e = json!({
+            "ns_per_decision": t.ns_per_decision,
+            "decisions_per_sec": per_sec(t.ns_per_decision),
+        });
+        if *engine == Engine::Jit {
+            e["prepare_ns_per_resource"] = json!(r.prepare_ns);
+            e["ns_per_decision_with_prepare"] = json!(r.with_prepare_ns);
+        }
+        engines.insert(engine.name().into(), e);
+    }
+    json!({
+        "engines": engines,
+        "resources": r.resources,
+        "agree": true,
+        "published": r.published,
+        "speedup": speedup(r),
+        "compile_ms": r.compile.as_secs_f64() * 1e3,
+    })
+}
+
+/// Runs `sentinel bench` with its options, printing to stdout.
+pub fn main(args: &BenchArgs) -> Result<(), CmdError> {
+    let rules = super::check::load_rules(args.config.as_deref())?;
+    let now = match &args.now {
+        Some(text) => time::parse_timestamp(text).map_err(|e| CmdError::Input {
+            origin: "--now".into(),
+            message: e.message,
+        })?,
+        None => super::now(),
+    };
+    let report = measure(&rules.decision, args, now)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", to_json(&report))?;
+    } else {
+        write_text(&report, &mut out)?;
+    }
+    Ok(())
+}
