@@ -100,7 +100,7 @@ impl Daemon {
         let mut report = CycleReport::default();
         let mut pending = 0usize;
         let mut pager = self.api.list(&self.resource_type, self.search.as_deref());
-        let mut slots = Vec::with_capacity(self.rules.decision.params.len());
+        let mut scratch = crate::decision::Scratch::default();
         let mut events: Vec<Event> = Vec::new();
         let mut ids: Vec<Arc<str>> = Vec::new();
         loop {
@@ -131,7 +131,7 @@ impl Daemon {
                     report.skipped += 1;
                     continue;
                 }
-                let decision = self.rules.decision.evaluate(&resource, now, &mut slots);
+                let decision = self.rules.decision.decide(&resource, now, &mut scratch);
                 let reason = decision.reason.text();
                 if !decision.publish {
                     self.metrics.skipped(&reason);
