@@ -1,8 +1,9 @@
 //! message_decision: params evaluated in authored order, each seeing the earlier ones, then the
 //! result, giving a [`Decision`] to publish or skip.
 //!
-//! Takes the param and result source texts, compiles them once ([`Program::compile`]) and then
-//! decides per resource ([`Program::evaluate`]). Invariant: a `Program` that compiled cannot fail
+//! Takes the param and result source texts, compiles them once ([`Program::compile`], and to
+//! native code with [`Compiled::new`]) and then decides per resource ([`Program::evaluate`],
+//! [`Compiled::decide`]). Invariant: a `Program` that compiled cannot fail
 //! to evaluate for lack of a name or overload: every failure at decision time is a CEL runtime
 //! error of that one resource, reported in the decision's reason.
 

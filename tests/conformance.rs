@@ -421,6 +421,13 @@ fn run(case: &Case) -> Outcome {
         ..Default::default()
     };
     let got = eval(&texpr, &act);
+    // Every case also runs through the JIT, which must agree with the interpreter exactly.
+    let native = sentinel::cel::jit::JitExpr::compile(&texpr, &Default::default())
+        .map(|j| j.eval(&act, &mut sentinel::cel::jit::Scratch::default()));
+    match native {
+        Ok(n) if format!("{n:?}") == format!("{got:?}") => {}
+        other => return Outcome::Fail(format!("jit disagrees: interp {got:?}, jit {other:?}")),
+    }
     let ok = match (&setup.expect, &got) {
         (Expect::Error(_), Err(_)) => true,
         (Expect::Value(want), Ok(v)) => same(want, v),

@@ -309,7 +309,14 @@ fn run_expr(case: &Json, bound: &Bound) -> Result<(), String> {
                 reason: None,
                 slots: &slots,
             };
-            eval(&texpr, &act).into()
+            let got = eval(&texpr, &act);
+            // The JIT must agree with the interpreter exactly.
+            let native = sentinel::cel::jit::JitExpr::compile(&texpr, &Default::default())
+                .map(|j| j.eval(&act, &mut sentinel::cel::jit::Scratch::default()));
+            if !matches!(&native, Ok(n) if format!("{n:?}") == format!("{got:?}")) {
+                return Err(format!("jit disagrees: interp {got:?}, jit {native:?}"));
+            }
+            got.into()
         }
     };
     compare(&case["expect"], &ours)
@@ -364,6 +371,18 @@ fn run_decision(case: &Json, bound: &Bound) -> Result<(), String> {
     };
     let mut slots = Vec::new();
     let decision = program.evaluate(&bound.resource, bound.now, &mut slots);
+    // The JIT must decide the same, with the same param values.
+    let native =
+        sentinel::decision::Compiled::new(program.clone(), sentinel::decision::Engine::Jit)
+            .map_err(|e| format!("jit: {e}"))?;
+    let mut scratch = sentinel::decision::Scratch::default();
+    let native_decision = native.evaluate(&bound.resource, bound.now, &mut scratch);
+    if native_decision != decision || format!("{:?}", scratch.slots) != format!("{slots:?}") {
+        return Err(format!(
+            "jit disagrees: interp {decision:?} {slots:?}, jit {native_decision:?} {:?}",
+            scratch.slots
+        ));
+    }
     let mut problems = Vec::new();
     for (p, got) in program.params.iter().zip(&slots) {
         let ours = Ours::from(got.clone());

@@ -1,28 +1,69 @@
 //! Differential tests: every case runs through the reference interpreter and the JIT, which
 //! must agree on the decision, every param's value and every error (kind and message).
+//!
+//! Cases: the spec's scenarios and a generated fleet through the default rules; `sentinel eval`
+//! output with both engines; the expression corpus `tests/data/jit/exprs.cel` over several
+//! variable bindings; random well-typed decision programs on random resources (proptest, in
+//! `differential/random.rs`); and bad input (overflow, division by zero, bad timestamps, deep and
+//! huge expressions). `comparison_catches_a_wrong_result` shows the comparison can fail.
+//!
+//! The cel-spec conformance cases (`tests/conformance.rs`) and the oracle's decision corpus
+//! (`tests/decisions.rs`) also run every case through the JIT and fail on any disagreement.
 
-use sentinel::cel::time::{Timestamp, parse_timestamp};
+#[path = "differential/random.rs"]
+mod random;
+
+use sentinel::cel::check::Env;
+use sentinel::cel::interp::{self, Activation};
+use sentinel::cel::jit::{self, JitExpr, JitProgram, Nativeness};
+use sentinel::cel::time::{Timestamp, parse_duration, parse_timestamp};
+use sentinel::cel::types::Type;
+use sentinel::cel::value::{EvalResult, Map, Value};
+use sentinel::cel::{check, parse};
+use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use sentinel::resource::Resource;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-fn now() -> Timestamp {
+pub fn now() -> Timestamp {
     parse_timestamp("2025-10-21T12:00:00Z").expect("valid now")
 }
 
-/// Both engines' answers for one resource, as comparable text.
-fn answers(program: &Program, resource: &Json, now: Timestamp) -> [String; 2] {
-    let r = Arc::new(Resource::from_json(resource.clone()));
-    Engine::ALL.map(|engine| {
-        let compiled = Compiled::new(program.clone(), engine).expect("compiles");
-        let mut scratch = Scratch::default();
-        let d = compiled.evaluate(&r, now, &mut scratch);
-        format!("{d:?}\n{:?}", scratch.slots)
-    })
+/// Where a decision program's answers differ between the engines, if they do: the decision and
+/// every param value, as text that shows value types, error kinds and messages.
+pub fn disagreement(
+    interp: &Program,
+    native: &Program,
+    resources: &[Json],
+    now: Timestamp,
+) -> Option<String> {
+    let a = Compiled::new(interp.clone(), Engine::Interp).expect("interp");
+    let b = match Compiled::new(native.clone(), Engine::Jit) {
+        Ok(b) => b,
+        Err(e) => return Some(format!("jit does not compile: {e}")),
+    };
+    let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
+    for json in resources {
+        let r = Arc::new(Resource::from_json(json.clone()));
+        let da = a.evaluate(&r, now, &mut sa);
+        let db = b.evaluate(&r, now, &mut sb);
+        let (ta, tb) = (
+            format!("{da:?}\n{:?}", sa.slots),
+            format!("{db:?}\n{:?}", sb.slots),
+        );
+        if ta != tb {
+            return Some(format!("resource {json}\ninterp: {ta}\njit:    {tb}"));
+        }
+        // The hot path (no param values kept) decides the same.
+        if b.decide(&r, now, &mut sb) != da {
+            return Some(format!("resource {json}: decide() differs from evaluate()"));
+        }
+    }
+    None
 }
 
-fn program(params: &[(&str, &str)], result: &str) -> Program {
+pub fn program(params: &[(&str, &str)], result: &str) -> Program {
     let src = DecisionSource {
         params: params
             .iter()
@@ -36,38 +77,452 @@ fn program(params: &[(&str, &str)], result: &str) -> Program {
     Program::compile(&src).unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[test]
-fn default_rules_agree_on_scenarios() {
-    let p = Program::compile(&DecisionSource::default_rules()).expect("compiles");
-    let cases = [
-        json!({"id": "a", "generation": 1}),
-        json!({"id": "b", "generation": 2, "status": {"conditions": [
-            {"type": "Reconciled", "status": "True", "observed_generation": 2,
-             "last_updated_time": "2025-10-21T11:00:00Z"}]}}),
-        json!({"id": "c", "generation": 2, "status": {"conditions": [
-            {"type": "Reconciled", "status": "False", "observed_generation": 2,
-             "last_updated_time": "2025-10-21T11:59:55Z"}]}}),
-        json!({"id": "d", "generation": "x"}),
-        json!({"id": "e", "status": "broken"}),
-        json!([1, 2]),
-    ];
-    for c in cases {
-        let [i, j] = answers(&p, &c, now());
-        assert_eq!(i, j, "resource {c}");
+fn default_program() -> Program {
+    Program::compile(&DecisionSource::default_rules()).expect("default rules compile")
+}
+
+fn assert_agree(p: &Program, resources: &[Json]) {
+    if let Some(d) = disagreement(p, p, resources, now()) {
+        panic!("engines disagree:\n{d}");
     }
 }
 
+/// Resources with every kind of bad data the decoder keeps as field errors.
+fn odd_resources() -> Vec<Json> {
+    let cond = |status: Json, observed: Json, updated: Json| {
+        json!({"type": "Reconciled", "status": status, "observed_generation": observed,
+               "last_updated_time": updated})
+    };
+    vec![
+        json!({"id": "a", "generation": 1}),
+        json!({"id": "b", "generation": 2, "status": {"conditions": [
+            cond(json!("True"), json!(2), json!("2025-10-21T11:00:00Z"))]}}),
+        json!({"id": "c", "generation": 2, "status": {"conditions": [
+            cond(json!("False"), json!(2), json!("2025-10-21T11:59:55Z"))]}}),
+        json!({"id": "d", "generation": "x"}),
+        json!({"id": "e", "status": "broken"}),
+        json!({"id": "f", "generation": 3, "status": {"conditions": [
+            cond(json!(5), json!("x"), json!("yesterday"))]}}),
+        json!({"id": "g", "generation": 9223372036854775807_i64, "status": {"conditions": [
+            cond(json!("True"), json!(-9223372036854775807_i64), json!("0001-01-01T00:00:00Z"))]}}),
+        json!({"id": "h", "generation": 2, "status": {"conditions": [
+            cond(json!("True"), json!(2), json!("9999-12-31T23:59:59.999999999Z")),
+            {"type": "Reconciled", "status": "Unknown"}]}}),
+        json!({"id": "i", "generation": 2, "status": {"conditions": [
+            cond(json!("True"), json!(2), json!("2025-10-21T12:30:00+05:30"))]}}),
+        json!([1, 2]),
+        json!(null),
+    ]
+}
+
 #[test]
-fn arithmetic_errors_agree() {
+fn default_rules_agree_on_odd_resources() {
+    assert_agree(&default_program(), &odd_resources());
+}
+
+#[test]
+fn default_rules_agree_on_a_generated_fleet() {
+    assert_agree(&default_program(), &fleet(400, now(), 7));
+}
+
+#[test]
+fn default_rules_compile_to_all_native_code() {
+    let p = default_program();
+    let compiled = Compiled::new(p, Engine::Jit).expect("compiles");
+    let native = compiled.jit().expect("native");
+    assert!(
+        native.nativeness().iter().all(|n| *n == Nativeness::Native),
+        "{:?}",
+        native.nativeness()
+    );
+}
+
+#[test]
+fn eval_output_is_identical_for_both_engines() {
+    let mut input = Vec::new();
+    for r in odd_resources().into_iter().chain(fleet(50, now(), 3)) {
+        serde_json::to_writer(&mut input, &r).expect("json");
+        input.push(b'\n');
+    }
+    let outputs = Engine::ALL.map(|engine| {
+        let compiled = Compiled::new(default_program(), engine).expect("compiles");
+        let mut out = Vec::new();
+        sentinel::cmd::eval::run(&compiled, now(), &input[..], "test", &mut out).expect("eval");
+        String::from_utf8(out).expect("utf-8")
+    });
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0].lines().count(), 61);
+}
+
+#[test]
+fn custom_rules_with_errors_and_helpers_agree() {
     let p = program(
         &[
-            ("a", "resource.generation + 9223372036854775807"),
-            ("b", "1 / (resource.generation - 1)"),
+            ("a", "resource.generation + 9223372036854775806"),
+            ("b", "1 / (resource.generation - 2)"),
+            ("c", r#"condition("Reconciled").status.lowerAscii()"#),
+            ("d", r#"condition(c).type + resource.kind"#),
+            (
+                "e",
+                r#"resource.labels["tier"] == "standard" || has(resource.spec.nodes)"#,
+            ),
+            ("f", r#"[a, b].exists(x, x > 1) && {"k": c}.k != """#),
+            (
+                "g",
+                r#"timestamp(condition("Reconciled").last_updated_time) + duration("1h") > now"#,
+            ),
         ],
-        "a > 0 || b > 0",
+        "a > 0 || b > 0 || g",
     );
-    for g in [0, 1, 2] {
-        let [i, j] = answers(&p, &json!({"generation": g}), now());
-        assert_eq!(i, j, "generation {g}");
+    let mut resources = odd_resources();
+    resources.extend(fleet(40, now(), 11));
+    assert_agree(&p, &resources);
+}
+
+#[test]
+fn dyn_results_agree() {
+    let p = program(&[("n", "resource.spec.nodes")], "n");
+    assert_agree(&p, &fleet(20, now(), 5));
+    let p = program(&[("n", "resource.spec")], "n.nodes > 5");
+    assert_agree(&p, &fleet(20, now(), 5));
+}
+
+/// The variables of the expression corpus.
+fn decls() -> Vec<(String, Type)> {
+    [
+        ("i", Type::Int),
+        ("j", Type::Int),
+        ("u", Type::Uint),
+        ("v", Type::Uint),
+        ("d", Type::Double),
+        ("e", Type::Double),
+        ("s", Type::String),
+        ("t", Type::String),
+        ("b", Type::Bool),
+        ("c", Type::Bool),
+        ("ts", Type::Timestamp),
+        ("ts2", Type::Timestamp),
+        ("du", Type::Duration),
+        ("l", Type::list(Type::Int)),
+        ("m", Type::map(Type::String, Type::Int)),
+        ("x", Type::Dyn),
+    ]
+    .into_iter()
+    .map(|(n, t)| (n.to_string(), t))
+    .collect()
+}
+
+fn ts(text: &str) -> Value {
+    Value::Timestamp(parse_timestamp(text).expect("valid timestamp"))
+}
+
+fn dur(text: &str) -> Value {
+    Value::Duration(parse_duration(text).expect("valid duration"))
+}
+
+fn list(items: &[i64]) -> Value {
+    Value::List(items.iter().map(|i| Value::Int(*i)).collect())
+}
+
+fn map(entries: &[(&str, i64)]) -> Value {
+    let entries = entries
+        .iter()
+        .map(|(k, v)| (Value::string(k), Value::Int(*v)))
+        .collect();
+    Value::Map(Arc::new(Map::from_entries(entries)))
+}
+
+/// Value sets for the corpus variables, in `decls` order: ordinary, extreme and empty values.
+fn bindings() -> Vec<Vec<Value>> {
+    let s = Value::string;
+    vec![
+        vec![
+            Value::Int(1),
+            Value::Int(2),
+            Value::Uint(3),
+            Value::Uint(4),
+            Value::Double(1.5),
+            Value::Double(-0.0),
+            s("abc"),
+            s("True"),
+            Value::Bool(true),
+            Value::Bool(false),
+            ts("2025-10-21T12:00:00Z"),
+            ts("0001-01-01T00:00:00Z"),
+            dur("30m"),
+            list(&[1, 2, 3]),
+            map(&[("a", 1)]),
+            Value::Int(1),
+        ],
+        vec![
+            Value::Int(i64::MAX),
+            Value::Int(-1),
+            Value::Uint(u64::MAX),
+            Value::Uint(0),
+            Value::Double(f64::NAN),
+            Value::Double(f64::INFINITY),
+            s(""),
+            s("ü日本"),
+            Value::Bool(false),
+            Value::Bool(true),
+            ts("9999-12-31T23:59:59.999999999Z"),
+            ts("1970-01-01T00:00:00Z"),
+            dur("-10s"),
+            list(&[]),
+            map(&[]),
+            s("str"),
+        ],
+        vec![
+            Value::Int(i64::MIN),
+            Value::Int(-1),
+            Value::Uint(0),
+            Value::Uint(0),
+            Value::Double(f64::NEG_INFINITY),
+            Value::Double(0.0),
+            s("True"),
+            s("True"),
+            Value::Bool(true),
+            Value::Bool(true),
+            ts("1677-09-21T00:12:43.145224192Z"),
+            ts("1970-01-01T00:00:00Z"),
+            dur("-2562047h47m16.854775808s"),
+            list(&[0, 1, 2]),
+            map(&[("a", 0), ("b", 1)]),
+            Value::List(Arc::from(vec![Value::Int(1)])),
+        ],
+        vec![
+            Value::Int(0),
+            Value::Int(0),
+            Value::Uint(1),
+            Value::Uint(1),
+            Value::Double(1e300),
+            Value::Double(1e300),
+            s("abcdefghijklmnopqr"),
+            s("2025-10-21T12:00:00Z"),
+            Value::Bool(false),
+            Value::Bool(false),
+            ts("2025-10-21T11:30:00Z"),
+            ts("2262-04-11T23:47:16.854775807Z"),
+            dur("2562047h47m16.854775807s"),
+            list(&[5]),
+            map(&[("b", 2)]),
+            Value::Null,
+        ],
+    ]
+}
+
+fn corpus() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jit/exprs.cel");
+    std::fs::read_to_string(path)
+        .expect("corpus readable")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Compiles a standalone expression over the corpus variables for both engines.
+fn standalone(src: &str) -> (sentinel::cel::typed::TExpr, JitExpr) {
+    let ast = parse(src).unwrap_or_else(|d| panic!("{src}: {d:?}"));
+    let typed = check(&ast, &Env::with_slots(&decls())).unwrap_or_else(|d| panic!("{src}: {d:?}"));
+    let native =
+        JitExpr::compile(&typed, &jit::Options::default()).unwrap_or_else(|e| panic!("{src}: {e}"));
+    (typed, native)
+}
+
+#[test]
+fn expression_corpus_agrees_on_every_binding() {
+    let mut scratch = jit::Scratch::default();
+    let mut failures = Vec::new();
+    let exprs = corpus();
+    assert!(exprs.len() > 150, "corpus has {} expressions", exprs.len());
+    for src in &exprs {
+        let (typed, native) = standalone(src);
+        for (k, values) in bindings().into_iter().enumerate() {
+            let slots: Vec<EvalResult> = values.into_iter().map(Ok).collect();
+            let act = Activation {
+                slots: &slots,
+                ..Activation::default()
+            };
+            let want = format!("{:?}", interp::eval(&typed, &act));
+            let got = format!("{:?}", native.eval(&act, &mut scratch));
+            if want != got {
+                failures.push(format!(
+                    "{src} (binding {k}):\n  interp: {want}\n  jit:    {got}"
+                ));
+            }
+        }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn standalone_errors_are_the_interpreters() {
+    // Unbound variables (an empty activation) fail the same way in both engines.
+    let mut scratch = jit::Scratch::default();
+    for src in ["i + 1", "s == \"x\"", "b || c", "ts - ts2 > du"] {
+        let (typed, native) = standalone(src);
+        let act = Activation::default();
+        assert_eq!(
+            format!("{:?}", interp::eval(&typed, &act)),
+            format!("{:?}", native.eval(&act, &mut scratch)),
+            "{src}"
+        );
+    }
+}
+
+/// A balanced sum of `2^levels` terms `resource.generation` (wide, but only `levels` deep).
+fn wide_sum(levels: u32) -> String {
+    if levels == 0 {
+        return "resource.generation".into();
+    }
+    let half = wide_sum(levels - 1);
+    format!("({half} + {half})")
+}
+
+#[test]
+fn deep_and_huge_expressions_compile_or_fall_back_without_crashing() {
+    // As deep as the parser allows.
+    let deep = format!("{}1{}", "(".repeat(150), ")".repeat(150));
+    let p = program(
+        &[("deep", &format!("resource.generation + {deep}"))],
+        "deep > 0",
+    );
+    assert_agree(&p, &odd_resources());
+    // Large: compiled natively (2047 nodes).
+    let p = program(&[("sum", &wide_sum(10))], "sum > 0");
+    assert_agree(&p, &odd_resources()[..3]);
+    // Too large to compile (32767 nodes): that param runs in the interpreter, and says so.
+    let p = program(
+        &[("small", "resource.generation"), ("huge", &wide_sum(14))],
+        "huge > small",
+    );
+    let compiled = Compiled::new(p.clone(), Engine::Jit).expect("compiles");
+    let status = compiled.jit().expect("native").nativeness().to_vec();
+    assert_eq!(status[0], Nativeness::Native);
+    assert!(
+        matches!(&status[1], Nativeness::Interpreted(why) if why.contains("too large")),
+        "{status:?}"
+    );
+    assert_agree(&p, &odd_resources()[..3]);
+}
+
+#[test]
+fn comprehensions_and_map_literals_are_native() {
+    let p = program(
+        &[
+            (
+                "ready",
+                r#"resource.status.conditions.exists(c, c.type == "Ready" && c.status == "True")"#,
+            ),
+            (
+                "types",
+                r#"resource.status.conditions.map(c, c.type).filter(t, t != "Ready")"#,
+            ),
+            (
+                "one",
+                r#"resource.status.conditions.exists_one(c, c.status == "True")"#,
+            ),
+            (
+                "all",
+                r#"resource.status.conditions.all(c, int(c.observed_generation) >= 0)"#,
+            ),
+            (
+                "labels",
+                r#"{"tier": resource.labels.tier, "n": string(size(types))}"#,
+            ),
+            ("plain", "resource.generation > 1"),
+        ],
+        "ready || plain || one || all",
+    );
+    let compiled = Compiled::new(p.clone(), Engine::Jit).expect("compiles");
+    let status = compiled.jit().expect("native").nativeness().to_vec();
+    assert!(
+        status.iter().all(|s| *s == Nativeness::Native),
+        "{status:?}"
+    );
+    let mut resources = odd_resources();
+    resources.extend(fleet(30, now(), 9));
+    assert_agree(&p, &resources);
+}
+
+#[test]
+fn generated_code_passes_the_verifier() {
+    let opts = jit::Options {
+        verify: true,
+        listing: true,
+    };
+    let p = default_program();
+    let params: Vec<_> = p.params.iter().map(|q| q.expr.clone()).collect();
+    let native = JitProgram::compile(&params, &p.result, &opts).expect("verifies");
+    let listing = native.listing().expect("listing kept");
+    assert!(listing.clif.contains("function"), "{}", listing.clif);
+    assert!(!listing.asm.is_empty());
+    for i in 0..params.len() {
+        JitProgram::compile_param(&params, i, &opts).expect("slice verifies");
+    }
+    for src in corpus() {
+        let (typed, _) = standalone(&src);
+        JitExpr::compile(&typed, &opts).unwrap_or_else(|e| panic!("{src}: {e}"));
+    }
+}
+
+/// The resident set size of this process, in bytes.
+fn rss() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+#[test]
+fn recompiling_does_not_leak_code_memory() {
+    let p = default_program();
+    let params: Vec<_> = p.params.iter().map(|q| q.expr.clone()).collect();
+    let opts = jit::Options {
+        verify: false,
+        listing: false,
+    };
+    let compile = || JitProgram::compile(&params, &p.result, &opts).expect("compiles");
+    for _ in 0..50 {
+        drop(compile());
+    }
+    let before = rss();
+    for _ in 0..400 {
+        drop(compile());
+    }
+    let grown = rss().saturating_sub(before);
+    // Leaked code would cost at least a page per compile (400 pages = 1.6 MB).
+    assert!(
+        grown < 1_200_000,
+        "RSS grew by {grown} bytes over 400 compiles"
+    );
+}
+
+#[test]
+fn comparison_catches_a_wrong_result() {
+    let resources = odd_resources();
+    // A wrong value.
+    let right = program(&[("n", "resource.generation + 1")], "n > 2");
+    let wrong = program(&[("n", "resource.generation - 1")], "n > 2");
+    assert!(disagreement(&right, &wrong, &resources, now()).is_some());
+    // The same failure, but a different error kind and message.
+    let right = program(&[("n", "1 / (resource.generation - 1)")], "n > 0");
+    let wrong = program(&[("n", "1 % (resource.generation - 1)")], "n > 0");
+    let d = disagreement(&right, &wrong, &resources, now()).expect("caught");
+    assert!(
+        d.contains("DivisionByZero") && d.contains("ModulusByZero"),
+        "{d}"
+    );
+    // The random search finds a deliberately wrong engine too.
+    assert!(random::mutant_is_caught());
+}
+
+#[test]
+fn random_programs_agree_on_random_resources() {
+    random::run_agreement();
 }

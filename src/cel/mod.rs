@@ -1,7 +1,8 @@
 //! The CEL compiler: source text → tokens → AST → typed tree → interpreter or native code.
 //!
 //! Stages, each a module named for what it produces: [`lexer`] (`lex`), [`parser`] (`parse`,
-//! with macro expansion), [`mod@check`] (`check`: the typed tree of [`typed`]), [`interp`] (`eval`).
+//! with macro expansion), [`mod@check`] (`check`: the typed tree of [`typed`]), [`interp`] (`eval`)
+//! and [`jit`] (`JitProgram::compile`: the same semantics as native code).
 //! Does no I/O and knows nothing of tokio, HTTP or AMQP.
 
 pub mod ast;

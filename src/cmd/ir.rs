@@ -176,10 +176,6 @@ pub fn native_summary(program: &Program) -> String {
     for (name, s) in names.zip(status) {
         match s {
             jit::Nativeness::Native => {}
-            jit::Nativeness::Partial(parts) => text.push_str(&format!(
-                "  {name}: native; the interpreter evaluates its {}\n",
-                parts.join(", ")
-            )),
             jit::Nativeness::Interpreted(why) => {
                 text.push_str(&format!("  {name}: runs in the interpreter ({why})\n"))
             }

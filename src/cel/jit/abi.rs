@@ -177,6 +177,9 @@ pub(crate) enum OpKind {
     Logic(BinaryOp),
     /// A typed tree the interpreter evaluates with the arguments as its slots.
     Shell(TExpr),
+    /// As `Shell`, with each argument followed by its error (null or a live error): the slot
+    /// holds the error, which the interpreter raises where it reads the slot.
+    ShellCaptured(TExpr),
     /// A typed tree the interpreter evaluates with the call's own slots: the first `n` params of
     /// a decision (read back from the param buffer), or a standalone expression's variables.
     Interp(TExpr, usize),
@@ -188,7 +191,8 @@ pub(crate) enum OpKind {
 pub(crate) struct Tables {
     /// Generic operations, by index.
     pub ops: Vec<Op>,
-    /// Boxed constants (strings, lists, maps, …).
+    /// Boxed constants (strings, lists, maps, …), boxed so their addresses never move.
+    #[allow(clippy::vec_box)]
     pub consts: Vec<Box<Boxed>>,
     /// The class of each param of a decision (`None`: not computed by this function).
     pub param_classes: Vec<Option<Class>>,
@@ -205,6 +209,9 @@ pub struct Scratch {
     pub(crate) params: Vec<EvalResult>,
     /// The param buffer compiled code writes.
     pub(crate) bits: Vec<[u64; 2]>,
+    /// Lists being built by `map`/`filter` (capacity reused), `lists_used` of them in use.
+    lists: Vec<Vec<Value>>,
+    lists_used: usize,
     /// Whether a helper ran since the last reset (else there is nothing to reset).
     dirty: bool,
 }
@@ -226,6 +233,10 @@ impl Scratch {
 
     fn clear(&mut self) {
         self.dirty = false;
+        for list in &mut self.lists[..self.lists_used] {
+            list.clear();
+        }
+        self.lists_used = 0;
         self.boxes.reset();
         self.errors.reset();
         self.values.clear();
@@ -372,6 +383,22 @@ impl CallEnv<'_> {
                 self.scratch.slots = slots;
                 result
             }
+            OpKind::ShellCaptured(expr) => {
+                let mut slots = std::mem::take(&mut self.scratch.slots);
+                slots.clear();
+                slots.extend((0..op.n_args / 2).map(|i| {
+                    // SAFETY: the odd arguments are null or point to live errors.
+                    let err = unsafe { (*args.add(2 * i + 1) as *const EvalError).as_ref() };
+                    match err {
+                        Some(e) => Err(e.clone()),
+                        None => Ok(arg(2 * i).cloned().unwrap_or(Value::Null)),
+                    }
+                }));
+                let result = interp::eval(expr, &self.activation(&slots));
+                slots.clear();
+                self.scratch.slots = slots;
+                result
+            }
             OpKind::Interp(expr, n) => match self.slots {
                 Some(slots) => interp::eval(expr, &self.activation(slots)),
                 None => {
@@ -479,6 +506,94 @@ pub(crate) extern "C" fn jit_box(ctx: *mut Ctx, class: u64, lo: u64, hi: u64) ->
     boxed
 }
 
+/// The number of elements a comprehension iterates over (list elements, map keys), or -1 when
+/// the range is neither a list nor a map.
+pub(crate) extern "C" fn jit_range_len(range: *const Boxed) -> i64 {
+    // SAFETY: compiled code passes a live boxed value.
+    match unsafe { &(*range).value } {
+        Value::List(items) => items.len() as i64,
+        Value::Map(map) => map.len() as i64,
+        _ => -1,
+    }
+}
+
+/// Element `i` of a comprehension's range (a map's `i`-th key), into `out` by `class`.
+pub(crate) extern "C" fn jit_range_item(
+    ctx: *mut Ctx,
+    range: *const Boxed,
+    i: u64,
+    class: u64,
+    out: *mut [u64; 2],
+) -> *const EvalError {
+    // SAFETY: called by compiled code with its own context, a live range and an out slot.
+    unsafe {
+        with_env(ctx, |env| {
+            let item = match &(*range).value {
+                Value::List(items) => items.get(i as usize).cloned(),
+                // Maps are small (labels); a key by position is a short scan.
+                Value::Map(map) => map.iter().nth(i as usize).map(|(k, _)| k.clone()),
+                _ => None,
+            };
+            let item = item.ok_or_else(|| internal("range element out of bounds"));
+            env.finish(Class::from_code(class), item, &mut *out)
+        })
+    }
+}
+
+/// Starts a list for `map`/`filter`; returns its handle.
+pub(crate) extern "C" fn jit_list_new(ctx: *mut Ctx) -> u64 {
+    let mut handle = 0;
+    // SAFETY: called by compiled code with its own context.
+    unsafe {
+        with_env(ctx, |env| {
+            let s = &mut *env.scratch;
+            if s.lists_used == s.lists.len() {
+                s.lists.push(Vec::new());
+            }
+            handle = s.lists_used as u64;
+            s.lists_used += 1;
+            std::ptr::null()
+        });
+    }
+    handle
+}
+
+/// Appends a boxed value to list `handle`.
+pub(crate) extern "C" fn jit_list_push(ctx: *mut Ctx, handle: u64, item: *const Boxed) {
+    // SAFETY: called by compiled code with its own context, a handle of this call and a live
+    // boxed value.
+    unsafe {
+        with_env(ctx, |env| {
+            if let Some(list) = env.scratch.lists.get_mut(handle as usize) {
+                list.push((*item).value.clone());
+            }
+            std::ptr::null()
+        });
+    }
+}
+
+/// The list `handle` as a boxed value.
+pub(crate) extern "C" fn jit_list_finish(ctx: *mut Ctx, handle: u64) -> *const Boxed {
+    let mut boxed: *const Boxed = &NULL_BOX;
+    // SAFETY: called by compiled code with its own context and a handle of this call.
+    unsafe {
+        with_env(ctx, |env| {
+            let items: Vec<Value> = env
+                .scratch
+                .lists
+                .get_mut(handle as usize)
+                .map(|l| l.drain(..).collect())
+                .unwrap_or_default();
+            boxed = env
+                .scratch
+                .boxes
+                .alloc(Boxed::new(Value::List(items.into())));
+            std::ptr::null()
+        });
+    }
+    boxed
+}
+
 /// What a boxed value is to `&&`, `||` and `?:`: 0 false, 1 true, 2 not a bool.
 pub(crate) extern "C" fn jit_truth(boxed: *const Boxed) -> u8 {
     // SAFETY: compiled code passes a live boxed value.
@@ -508,13 +623,18 @@ pub(crate) extern "C" fn jit_bytes_eq(a: *const u8, a_len: u64, b: *const u8, b_
 }
 
 /// The helpers' symbol names and addresses, registered with the JIT builder.
-pub(crate) fn symbols() -> [(&'static str, *const u8); 5] {
+pub(crate) fn symbols() -> [(&'static str, *const u8); 10] {
     [
         ("sentinel_jit_generic", jit_generic as *const u8),
         ("sentinel_jit_scalar", jit_scalar as *const u8),
         ("sentinel_jit_box", jit_box as *const u8),
         ("sentinel_jit_truth", jit_truth as *const u8),
         ("sentinel_jit_bytes_eq", jit_bytes_eq as *const u8),
+        ("sentinel_jit_range_len", jit_range_len as *const u8),
+        ("sentinel_jit_range_item", jit_range_item as *const u8),
+        ("sentinel_jit_list_new", jit_list_new as *const u8),
+        ("sentinel_jit_list_push", jit_list_push as *const u8),
+        ("sentinel_jit_list_finish", jit_list_finish as *const u8),
     ]
 }
 

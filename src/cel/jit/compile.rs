@@ -87,10 +87,8 @@ pub struct Listing {
 /// How one expression of a unit runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Nativeness {
-    /// All native code and helper calls.
+    /// Native code and helper calls.
     Native,
-    /// Native, with some constructs evaluated by the interpreter (named).
-    Partial(Vec<String>),
     /// Whole in the interpreter, and why.
     Interpreted(String),
 }
@@ -266,7 +264,7 @@ fn attempt(
             mode: unit.mode,
             err_target,
             problem: None,
-            interpreted: Vec::new(),
+            locals: Vec::new(),
         };
         let first = l.b.create_block();
         l.b.ins().jump(first, &[]);
@@ -285,14 +283,14 @@ fn attempt(
             if let Some(why) = l.problem.take() {
                 return Ok(Attempt::Retry(i, why));
             }
-            nativeness.push(report(&mut l, fallback[i].as_deref()));
+            nativeness.push(report(fallback[i].as_deref()));
         }
         let n = unit.params.len();
         lower_result(&mut l, unit, fallback[n].as_deref());
         if let Some(why) = l.problem.take() {
             return Ok(Attempt::Retry(n, why));
         }
-        nativeness.push(report(&mut l, fallback[n].as_deref()));
+        nativeness.push(report(fallback[n].as_deref()));
         let Lower { b, .. } = l;
         b.finalize(module.target_config());
     }
@@ -326,12 +324,10 @@ fn attempt(
     })))
 }
 
-fn report(l: &mut Lower<'_, '_>, fallback: Option<&str>) -> Nativeness {
-    let interpreted = std::mem::take(&mut l.interpreted);
+fn report(fallback: Option<&str>) -> Nativeness {
     match fallback {
         Some(why) => Nativeness::Interpreted(why.to_string()),
-        None if interpreted.is_empty() => Nativeness::Native,
-        None => Nativeness::Partial(interpreted),
+        None => Nativeness::Native,
     }
 }
 

@@ -35,15 +35,25 @@ pub(crate) enum Helper {
     Box,
     Truth,
     BytesEq,
+    RangeLen,
+    RangeItem,
+    ListNew,
+    ListPush,
+    ListFinish,
 }
 
 impl Helper {
-    pub(crate) const ALL: [Helper; 5] = [
+    pub(crate) const ALL: [Helper; 10] = [
         Helper::Generic,
         Helper::Scalar,
         Helper::Box,
         Helper::Truth,
         Helper::BytesEq,
+        Helper::RangeLen,
+        Helper::RangeItem,
+        Helper::ListNew,
+        Helper::ListPush,
+        Helper::ListFinish,
     ];
 
     /// The symbol registered for the helper (see `abi::symbols`).
@@ -54,6 +64,11 @@ impl Helper {
             Helper::Box => "sentinel_jit_box",
             Helper::Truth => "sentinel_jit_truth",
             Helper::BytesEq => "sentinel_jit_bytes_eq",
+            Helper::RangeLen => "sentinel_jit_range_len",
+            Helper::RangeItem => "sentinel_jit_range_item",
+            Helper::ListNew => "sentinel_jit_list_new",
+            Helper::ListPush => "sentinel_jit_list_push",
+            Helper::ListFinish => "sentinel_jit_list_finish",
         }
     }
 
@@ -78,6 +93,11 @@ impl Helper {
             Helper::Box => (&[ptr, types::I64, types::I64, types::I64], Some(ptr)),
             Helper::Truth => (&[ptr], Some(types::I8)),
             Helper::BytesEq => (&[ptr, types::I64, ptr, types::I64], Some(types::I8)),
+            Helper::RangeLen => (&[ptr], Some(types::I64)),
+            Helper::RangeItem => (&[ptr, ptr, types::I64, types::I64, ptr], Some(ptr)),
+            Helper::ListNew => (&[ptr], Some(types::I64)),
+            Helper::ListPush => (&[ptr, types::I64, ptr], None),
+            Helper::ListFinish => (&[ptr, types::I64], Some(ptr)),
         };
         sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
         sig.returns.extend(ret.map(AbiParam::new));
@@ -154,8 +174,8 @@ pub(crate) struct Lower<'a, 'm> {
     pub err_target: Block,
     /// Why the expression being lowered cannot be lowered (then it runs in the interpreter).
     pub problem: Option<String>,
-    /// Constructs handed whole to the interpreter, for `sentinel check`.
-    pub interpreted: Vec<String>,
+    /// The variables of the enclosing comprehensions, by depth.
+    pub locals: Vec<ParamVal>,
 }
 
 /// Flags for loads from the prepared row and the context inputs: never trapping, aligned, not
@@ -302,10 +322,13 @@ impl Lower<'_, '_> {
                     self.dummy(class)
                 }
             },
-            (_, Var::Local(_)) => {
-                self.problem = Some("comprehension variable outside a comprehension".into());
-                self.dummy(class)
-            }
+            (_, Var::Local(d)) => match self.locals.get(d).copied() {
+                Some(local) => Lowered::new(self.b.use_var(local.var), local.class),
+                None => {
+                    self.problem = Some("comprehension variable outside a comprehension".into());
+                    self.dummy(class)
+                }
+            },
             // Everything else is bound by the interpreter's activation.
             _ => self.generic(OpKind::Interp(e.clone(), 0), class, &[]),
         }

@@ -1,22 +1,20 @@
-//! Lowering of field access, indexing, calls, and the constructs evaluated by the interpreter's
-//! functions: `e.f`, `has(e.f)`, `e[k]`, builtin calls, `matches`, list and map literals,
-//! comprehensions.
+//! Lowering of field access, indexing, calls and literals: `e.f`, `has(e.f)`, `e[k]`, builtin
+//! calls, `matches`, list and map literals.
 //!
 //! Reads of the resource the prepared row holds (`resource.generation`, its string fields,
 //! `condition("<constant>")` and its fields, the parsed time behind `timestamp(<time field>)`)
 //! are plain loads; every other access is a helper call to [`crate::cel::ops`] or
-//! [`crate::cel::functions`]. List literals run the interpreter on their natively computed
-//! elements; map literals and comprehensions run in the interpreter whole (closed over their
-//! free variables, see `shell`).
+//! [`crate::cel::functions`]. List and map literals compute their elements natively and build
+//! the value with the interpreter's own code (a map's entries with their errors caught, since the
+//! interpreter checks for duplicate keys between entries).
 
 use super::abi::{Class, OpKind};
 use super::lower::{Lower, Lowered, Mode, Origin, pair_flags, row_flags};
 use super::lower_ops::placeholder;
 use super::row::{CONDITION_STRS, FieldKey, RESOURCE_STRS, SLOT_SIZE, Slot, is_time_field};
-use super::shell;
 use crate::cel::typed::{Builtin, TExpr, TExprKind};
 use crate::cel::value::Value;
-use cranelift::codegen::ir;
+use cranelift::codegen::ir::{self, BlockArg};
 use cranelift::prelude::{InstBuilder, types};
 use std::mem::offset_of;
 use std::sync::Arc;
@@ -181,39 +179,56 @@ impl Lower<'_, '_> {
         self.generic(OpKind::Shell(shell), Class::Boxed, &lowered)
     }
 
-    /// Map literals run in the interpreter: their keys are checked for duplicates between the
-    /// entries' evaluations, which decides which error wins.
+    /// Map literals: entries computed natively with their errors caught, then the interpreter's
+    /// map construction, which checks keys between entries and so decides which error wins.
     pub(crate) fn lower_map(&mut self, e: &TExpr) -> Lowered {
-        self.interpreted
-            .push(format!("map literal at {}", span_text(e)));
-        self.lower_closed(e)
+        let TExprKind::Map(entries) = &e.kind else {
+            self.problem = Some("not a map literal".into());
+            return self.dummy(Class::Boxed);
+        };
+        let mut args = Vec::with_capacity(entries.len() * 4);
+        let mut shell_entries = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            for part in [k, v] {
+                let (value, err) = self.lower_captured(part);
+                args.extend([value, err]);
+            }
+            let slot = shell_entries.len() * 2;
+            shell_entries.push((
+                placeholder(slot, k.ty.clone(), k),
+                placeholder(slot + 1, v.ty.clone(), v),
+            ));
+        }
+        let shell = TExpr {
+            kind: TExprKind::Map(shell_entries),
+            ty: e.ty.clone(),
+            span: e.span,
+        };
+        self.generic_raw(OpKind::ShellCaptured(shell), Class::Boxed, &args)
     }
 
-    pub(crate) fn lower_comprehension(&mut self, e: &TExpr) -> Lowered {
-        self.interpreted
-            .push(format!("comprehension at {}", span_text(e)));
-        self.lower_closed(e)
+    /// Lowers `e` with its error caught: (boxed value or null, error or null).
+    fn lower_captured(&mut self, e: &TExpr) -> (ir::Value, ir::Value) {
+        let handler = self.b.create_block();
+        let err = self.b.append_block_param(handler, self.ptr);
+        let join = self.b.create_block();
+        let value = self.b.append_block_param(join, self.ptr);
+        let error = self.b.append_block_param(join, self.ptr);
+        let l = self.lower_catching(e, handler);
+        let p = self.boxed(l);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        self.b
+            .ins()
+            .jump(join, &[BlockArg::from(p), BlockArg::from(null)]);
+        self.b.switch_to_block(handler);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        self.b
+            .ins()
+            .jump(join, &[BlockArg::from(null), BlockArg::from(err)]);
+        // Every failure of `e` and its success have been emitted.
+        self.b.seal_block(handler);
+        self.b.seal_block(join);
+        self.b.switch_to_block(join);
+        (value, error)
     }
-
-    /// Evaluates a whole subtree in the interpreter, passing its free variables.
-    fn lower_closed(&mut self, e: &TExpr) -> Lowered {
-        let closed = shell::close(e, 0);
-        let free: Vec<Lowered> = closed
-            .free
-            .iter()
-            .map(|(var, ty)| {
-                let node = TExpr {
-                    kind: TExprKind::Var(*var),
-                    ty: ty.clone(),
-                    span: e.span,
-                };
-                self.lower(&node)
-            })
-            .collect();
-        self.generic(OpKind::Shell(closed.expr), Class::of(&e.ty), &free)
-    }
-}
-
-fn span_text(e: &TExpr) -> String {
-    format!("{}..{}", e.span.start, e.span.end)
 }

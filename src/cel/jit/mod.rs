@@ -1,7 +1,7 @@
 //! The Cranelift JIT: the checked, typed tree of a whole message_decision (every param and the
 //! result) lowered to one native function, compiled once per config for the host.
 //!
-//! Takes typed trees from [`crate::cel::check`]; gives a [`JitProgram`] (a decision) or a
+//! Takes typed trees from [`crate::cel::check()`]; gives a [`JitProgram`] (a decision) or a
 //! [`JitExpr`] (one standalone expression) to call any number of times, from any thread, each
 //! thread with its own [`Scratch`]. A resource is first [`JitProgram::prepare`]d (once per
 //! resource, at decode) into the row the compiled code reads with plain loads.
@@ -16,10 +16,10 @@ mod arena;
 mod compile;
 mod lower;
 mod lower_access;
+mod lower_macro;
 mod lower_ops;
 mod print;
 mod row;
-mod shell;
 
 pub use abi::Scratch;
 pub use compile::{Listing, Nativeness, Options};

@@ -123,6 +123,7 @@ pub struct Prepared {
     /// The boxed values the slots point to (capacity reserved before filling: never moves).
     boxes: Vec<Boxed>,
     /// Parse errors of time fields (boxed: their addresses are in the slots).
+    #[allow(clippy::vec_box)]
     owned: Vec<Box<EvalError>>,
     conds: Vec<Field<Arc<Condition>>>,
     pub(crate) resource: Option<Arc<Resource>>,
@@ -275,6 +276,8 @@ fn int_slot(f: &Field<i64>) -> Slot {
     }
 }
 
+/// A time field parsed; a parse error is boxed into `owned` (its address goes in the slot).
+#[allow(clippy::vec_box)]
 fn time_slot(f: &Field<Arc<str>>, owned: &mut Vec<Box<EvalError>>) -> Slot {
     // A field that failed to decode is never parsed: reading it fails first.
     let Ok(text) = f else {
