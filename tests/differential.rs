@@ -24,7 +24,38 @@ use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use sentinel::resource::Resource;
 use serde_json::{Value as Json, json};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::Arc;
+
+/// Counts this thread's allocations, to show that deciding does not allocate.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; the counter is a const thread-local without a
+// destructor, so touching it never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 pub fn now() -> Timestamp {
     parse_timestamp("2025-10-21T12:00:00Z").expect("valid now")
@@ -135,6 +166,42 @@ fn default_rules_compile_to_all_native_code() {
         "{:?}",
         native.nativeness()
     );
+}
+
+#[test]
+fn deciding_does_not_allocate() {
+    let compiled = Compiled::new(default_program(), Engine::Jit).expect("compiles");
+    let native = compiled.jit().expect("native");
+    let resources: Vec<Arc<Resource>> = fleet(300, now(), 13)
+        .into_iter()
+        .map(|j| Arc::new(Resource::from_json(j)))
+        .collect();
+    let mut scratch = Scratch::default();
+    let mut prepared = jit::Prepared::default();
+    let mut native_scratch = jit::Scratch::default();
+    let mut run = || {
+        let mut published = 0;
+        for r in &resources {
+            // The daemon's path: prepare (at decode) and decide.
+            published += usize::from(compiled.decide(r, now(), &mut scratch).publish);
+            native.prepare(r, &mut prepared);
+            let outcome = native.decide(&prepared, now(), &mut native_scratch, false);
+            published += usize::from(compiled.conclude_outcome(outcome).publish);
+        }
+        published
+    };
+    let warm = run();
+    let before = allocations();
+    assert_eq!(run(), warm);
+    assert_eq!(allocations() - before, 0, "allocations in steady state");
+}
+
+#[test]
+fn compiled_programs_are_shareable_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Compiled>();
+    shareable::<JitProgram>();
+    shareable::<jit::Prepared>();
 }
 
 #[test]

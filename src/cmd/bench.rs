@@ -423,3 +423,46 @@ pub fn main(args: &BenchArgs) -> Result<(), CmdError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(n: usize) -> BenchArgs {
+        BenchArgs {
+            config: None,
+            now: None,
+            resources: Some(n),
+            input: None,
+            engine: Engine::ALL.to_vec(),
+            passes: 1,
+            json: true,
+        }
+    }
+
+    #[test]
+    fn fleets_are_deterministic_and_mixed() {
+        let now = time::parse_timestamp("2025-10-21T12:00:00Z").expect("now");
+        let a = fleet(300, now, 1);
+        assert_eq!(a, fleet(300, now, 1));
+        let new = a.iter().filter(|r| r["generation"] == json!(1)).count();
+        assert!(new > 0 && new < 300, "{new} new resources");
+    }
+
+    #[test]
+    fn json_report_has_both_engines_and_agreement() {
+        let program = Program::compile(&crate::decision::DecisionSource::default_rules())
+            .expect("default rules");
+        let now = time::parse_timestamp("2025-10-21T12:00:00Z").expect("now");
+        let report = measure(&program, &args(40), now).expect("engines agree");
+        let j = to_json(&report);
+        assert_eq!(j["resources"], json!(40));
+        assert_eq!(j["agree"], json!(true));
+        assert!(j["engines"]["interp"]["ns_per_decision"].is_number(), "{j}");
+        assert!(j["engines"]["jit"]["ns_per_decision"].is_number(), "{j}");
+        let mut text = Vec::new();
+        write_text(&report, &mut text).expect("writes");
+        let text = String::from_utf8(text).expect("utf-8");
+        assert!(text.contains("speed-up:"), "{text}");
+    }
+}

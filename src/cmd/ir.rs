@@ -192,3 +192,52 @@ pub fn main(args: &IrArgs) -> Result<(), CmdError> {
     out.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::DecisionSource;
+
+    fn print(param: Option<&str>, stage: Stage) -> String {
+        let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+        let mut out = Vec::new();
+        run(&program, param, stage, &mut out).expect("prints");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn every_stage_prints_the_whole_decision_or_one_param() {
+        let tokens = print(Some("is_reconciled"), Stage::Tokens);
+        assert!(
+            tokens.starts_with("# message_decision.params[1] \"is_reconciled\""),
+            "{tokens}"
+        );
+        assert!(tokens.contains("ident condition"), "{tokens}");
+        let ast = print(Some("is_reconciled"), Stage::Ast);
+        assert!(ast.contains("Binary =="), "{ast}");
+        let typed = print(None, Stage::Typed);
+        assert!(typed.contains("Call condition : Condition @"), "{typed}");
+        assert!(typed.contains("# message_decision.result"), "{typed}");
+        let clif = print(Some("reconciled_and_stale"), Stage::Clif);
+        assert!(
+            clif.contains("(with the params it reads)") && clif.contains("function"),
+            "{clif}"
+        );
+        let asm = print(None, Stage::Asm);
+        assert!(asm.contains("ret"), "{asm}");
+    }
+
+    #[test]
+    fn an_unknown_param_is_an_input_error() {
+        let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+        let err = run(&program, Some("nope"), Stage::Ast, &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("no param named \"nope\""), "{err}");
+    }
+
+    #[test]
+    fn check_summary_counts_native_params() {
+        let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+        let text = native_summary(&program);
+        assert!(text.starts_with("native code: 7/7 params native"), "{text}");
+    }
+}

@@ -578,16 +578,12 @@ pub(crate) extern "C" fn jit_list_finish(ctx: *mut Ctx, handle: u64) -> *const B
     // SAFETY: called by compiled code with its own context and a handle of this call.
     unsafe {
         with_env(ctx, |env| {
-            let items: Vec<Value> = env
-                .scratch
-                .lists
-                .get_mut(handle as usize)
-                .map(|l| l.drain(..).collect())
-                .unwrap_or_default();
-            boxed = env
-                .scratch
-                .boxes
-                .alloc(Boxed::new(Value::List(items.into())));
+            // Draining keeps the builder's memory for the next list.
+            let items: Arc<[Value]> = match env.scratch.lists.get_mut(handle as usize) {
+                Some(list) => list.drain(..).collect(),
+                None => Arc::from(Vec::new()),
+            };
+            boxed = env.scratch.boxes.alloc(Boxed::new(Value::List(items)));
             std::ptr::null()
         });
     }

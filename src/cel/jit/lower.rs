@@ -2,7 +2,7 @@
 //! `lower_<construct>` method per [`TExprKind`] variant; the dispatcher [`Lower::lower`] is a
 //! `match` whose arms are one call each. This file holds the context, the dispatcher, constants,
 //! variables and the emission utilities; `lower_ops` holds operators and control flow,
-//! `lower_access` field access, calls and the constructs handed to the interpreter.
+//! `lower_access` field access, calls and literals, `lower_macro` comprehensions.
 //!
 //! Values are held natively by their static type's [`Class`]; errors are not values here but
 //! control flow: every fallible operation branches to the current *error target*, a block taking

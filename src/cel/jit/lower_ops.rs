@@ -7,7 +7,7 @@
 //! so compiled code never traps.
 
 use super::abi::{Class, OpKind};
-use super::lower::{Helper, Lower, Lowered, Origin, bytes_flags, row_flags};
+use super::lower::{Helper, Lower, Lowered, Mode, Origin, bytes_flags, row_flags};
 use super::row::Slot;
 use crate::cel::ast::BinaryOp;
 use crate::cel::typed::{TExpr, TExprKind, Var};
@@ -392,6 +392,17 @@ impl Lower<'_, '_> {
     /// then a non-bool operand's "no matching overload".
     fn lower_logic(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowered {
         let absorbing = i64::from(op == BinaryOp::Or);
+        if self.infallible(a) && self.infallible(b) {
+            // Two bools that cannot fail: no control flow needed (evaluating both is cheap and
+            // cannot change the result).
+            let (la, lb) = (self.lower(a), self.lower(b));
+            let v = if absorbing == 1 {
+                self.b.ins().bor(la.v, lb.v)
+            } else {
+                self.b.ins().band(la.v, lb.v)
+            };
+            return Lowered::new(v, Class::Bool);
+        }
         if Class::of(&a.ty) == Class::Bool && Class::of(&b.ty) == Class::Bool {
             return self.lower_logic_bool(a, b, absorbing);
         }
@@ -530,6 +541,41 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(merge);
         Lowered::new(result, class)
     }
+}
+
+impl Lower<'_, '_> {
+    /// Whether `e` is a bool computed natively without any way to fail or call a helper:
+    /// constants, params already computed, and comparisons and logic over those.
+    pub(crate) fn infallible(&self, e: &TExpr) -> bool {
+        self.cannot_fail(e) && Class::of(&e.ty) == Class::Bool
+    }
+
+    fn cannot_fail(&self, e: &TExpr) -> bool {
+        let scalar = |x: &TExpr| !matches!(Class::of(&x.ty), Class::Boxed);
+        match &e.kind {
+            TExprKind::Const(_) => true,
+            TExprKind::Var(Var::Slot(i)) => {
+                self.mode == Mode::Decision && self.params.get(*i).is_some_and(Option::is_some)
+            }
+            TExprKind::Var(Var::Now) => self.mode == Mode::Decision,
+            TExprKind::Not(a) => self.infallible(a),
+            TExprKind::And(a, b) | TExprKind::Or(a, b) => self.infallible(a) && self.infallible(b),
+            TExprKind::Binary(op, a, b) if is_comparison(*op) => {
+                let same_scalar = scalar(a) && Class::of(&a.ty) == Class::of(&b.ty);
+                let strings = a.ty == Type::String && b.ty == Type::String;
+                let equality = matches!(op, BinaryOp::Eq | BinaryOp::Ne);
+                (same_scalar || (strings && equality)) && self.cannot_fail(a) && self.cannot_fail(b)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn is_comparison(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+    )
 }
 
 /// The condition code of a comparison operator.

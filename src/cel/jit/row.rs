@@ -125,6 +125,9 @@ pub struct Prepared {
     /// Parse errors of time fields (boxed: their addresses are in the slots).
     #[allow(clippy::vec_box)]
     owned: Vec<Box<EvalError>>,
+    /// The parse error of an empty time (a condition not reported yet: common), kept across
+    /// fills so that preparing such a resource does not allocate.
+    empty_time_err: Option<Box<EvalError>>,
     conds: Vec<Field<Arc<Condition>>>,
     pub(crate) resource: Option<Arc<Resource>>,
     /// The program it was prepared for (the slots depend on the program).
@@ -132,8 +135,9 @@ pub struct Prepared {
 }
 
 // SAFETY: every raw pointer in the slots points into `resource` (an `Arc` kept alive here), into
-// `conds` (whose `Arc`s keep the conditions alive), into `boxes` or `owned` (heap memory owned
-// here), or into a boxed value's own string; none is written through after `fill`.
+// `conds` (whose `Arc`s keep the conditions alive), into `boxes`, `owned` or `empty_time_err`
+// (heap memory owned here), or into a boxed value's own string; none is written through after
+// `fill`.
 unsafe impl Send for Prepared {}
 // SAFETY: as above; compiled code only reads the slots.
 unsafe impl Sync for Prepared {}
@@ -199,7 +203,7 @@ impl Prepared {
             },
             FieldKey::Generation => int_slot(&r.generation),
             FieldKey::ResourceStr(i) => self.str_slot(resource_str(i)),
-            FieldKey::ResourceTime(i) => time_slot(resource_str(i), &mut self.owned),
+            FieldKey::ResourceTime(i) => self.time_slot(resource_str(i)),
             FieldKey::Cond(c) => match self.conds.get(c).cloned() {
                 Some(Ok(cond)) => Slot {
                     boxed: self.boxed(Value::Condition(cond)),
@@ -217,7 +221,7 @@ impl Prepared {
                 None => empty_slot(),
             },
             FieldKey::CondTime(c, i) => match self.condition(c) {
-                Some(cond) => time_slot(condition_str(&cond, i), &mut self.owned),
+                Some(cond) => self.time_slot(condition_str(&cond, i)),
                 None => empty_slot(),
             },
             FieldKey::CondGeneration(c) => match self.condition(c) {
@@ -276,28 +280,42 @@ fn int_slot(f: &Field<i64>) -> Slot {
     }
 }
 
-/// A time field parsed; a parse error is boxed into `owned` (its address goes in the slot).
-#[allow(clippy::vec_box)]
-fn time_slot(f: &Field<Arc<str>>, owned: &mut Vec<Box<EvalError>>) -> Slot {
-    // A field that failed to decode is never parsed: reading it fails first.
-    let Ok(text) = f else {
-        return empty_slot();
-    };
-    match parse_timestamp(text) {
-        Ok(t) => {
-            let n = t.nanos();
-            Slot {
-                w: [n as u64, ((n as u128) >> 64) as u64],
+impl Prepared {
+    /// A time field parsed by `timestamp(…)`'s parser; a parse error is boxed (its address goes
+    /// in the slot).
+    fn time_slot(&mut self, f: &Field<Arc<str>>) -> Slot {
+        // A field that failed to decode is never parsed: reading it fails first.
+        let Ok(text) = f else {
+            return empty_slot();
+        };
+        if text.is_empty()
+            && let Some(e) = &self.empty_time_err
+        {
+            return Slot {
+                err: &**e,
                 ..empty_slot()
-            }
+            };
         }
-        Err(e) => {
-            let boxed = Box::new(e);
-            let err: *const EvalError = &*boxed;
-            owned.push(boxed);
-            Slot {
-                err,
-                ..empty_slot()
+        match parse_timestamp(text) {
+            Ok(t) => {
+                let n = t.nanos();
+                Slot {
+                    w: [n as u64, ((n as u128) >> 64) as u64],
+                    ..empty_slot()
+                }
+            }
+            Err(e) => {
+                let boxed = Box::new(e);
+                let err: *const EvalError = &*boxed;
+                if text.is_empty() {
+                    self.empty_time_err = Some(boxed);
+                } else {
+                    self.owned.push(boxed);
+                }
+                Slot {
+                    err,
+                    ..empty_slot()
+                }
             }
         }
     }
