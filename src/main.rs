@@ -27,6 +27,9 @@ enum Command {
     /// Decide for resources given as JSON (one object, a list page, or JSON lines) and print one
     /// JSON line per resource with the decision, the reason and every param's value.
     Eval(cmd::eval::EvalArgs),
+    /// Run the whole system on this machine: a fake HyperFleet API over HTTP, simulated
+    /// adapters, and the real sentinel loop, until the fleet converges; print a summary.
+    Simulate(Box<cmd::simulate::SimulateArgs>),
     /// Print the merged configuration (file < env < flags, with defaults) as YAML.
     ConfigDump {
         #[command(flatten)]
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
             .map(|c| print!("{}", config::dump(&c)))
             .map_err(CmdError::from),
         Command::Eval(args) => cmd::eval::main(&args),
+        Command::Simulate(args) => cmd::simulate::main(&args, &mut std::io::stdout()),
         Command::Version => {
             println!("{}", cmd::version_text());
             Ok(())

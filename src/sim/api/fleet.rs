@@ -353,6 +353,46 @@ impl Fleet {
         Ok(())
     }
 
+    /// Appends resources `0..count` built by `make`, serializing them on every core. Ids must
+    /// be new and unique (as [`sample_resource`] makes them).
+    pub fn populate(
+        &self,
+        collection: Collection,
+        count: u64,
+        make: impl Fn(u64) -> Json + Sync,
+    ) -> Result<(), FleetError> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        let chunk = count.div_ceil(threads.max(1)).max(1);
+        let built: Vec<Result<Vec<Entry>, FleetError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..count)
+                .step_by(chunk as usize)
+                .map(|start| {
+                    let make = &make;
+                    scope.spawn(move || {
+                        (start..(start + chunk).min(count))
+                            .map(|i| Entry::new(&make(i)))
+                            .collect::<Result<Vec<Entry>, FleetError>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or(Err(FleetError::NotAnObject)))
+                .collect()
+        });
+        let mut store = self.write(collection);
+        store.items.reserve(count as usize);
+        store.index.reserve(count as usize);
+        for entries in built {
+            for entry in entries? {
+                let pos = store.items.len();
+                store.index.insert(entry.id.clone(), pos);
+                store.items.push(entry);
+            }
+        }
+        Ok(())
+    }
+
     fn insert_entry(&self, collection: Collection, entry: Entry) {
         let mut store = self.write(collection);
         match store.index.get(&entry.id) {
