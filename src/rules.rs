@@ -59,7 +59,10 @@ impl Rules {
     /// config.
     pub fn defaults() -> Result<Rules, CompileError> {
         Ok(Rules {
-            decision: prepare(Program::compile(&DecisionSource::default_rules())?, Engine::Jit),
+            decision: prepare(
+                Program::compile(&DecisionSource::default_rules())?,
+                Engine::Jit,
+            ),
             message_data: MessageDataProgram::compile(&MessageData::Object(Vec::new()))?,
         })
     }
