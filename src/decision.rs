@@ -436,6 +436,11 @@ impl Compiled {
         Ok(Compiled { program, jit })
     }
 
+    /// `program` on the reference interpreter (cannot fail).
+    pub fn interpreted(program: Program) -> Compiled {
+        Compiled { program, jit: None }
+    }
+
     /// The program.
     pub fn program(&self) -> &Program {
         &self.program

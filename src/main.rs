@@ -32,6 +32,9 @@ enum Command {
     Ir(cmd::ir::IrArgs),
     /// Check that the engines agree on a fleet of resources, then time each (ns/decision).
     Bench(cmd::bench::BenchArgs),
+    /// Run the whole system on this machine: a fake HyperFleet API over HTTP, simulated
+    /// adapters, and the real sentinel loop, until the fleet converges; print a summary.
+    Simulate(Box<cmd::simulate::SimulateArgs>),
     /// Print the merged configuration (file < env < flags, with defaults) as YAML.
     ConfigDump {
         #[command(flatten)]
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => cmd::eval::main(&args),
         Command::Ir(args) => cmd::ir::main(&args),
         Command::Bench(args) => cmd::bench::main(&args),
+        Command::Simulate(args) => cmd::simulate::main(&args, &mut std::io::stdout()),
         Command::Version => {
             println!("{}", cmd::version_text());
             Ok(())

@@ -3,15 +3,16 @@
 //! Invariant: a [`Rules`] value only exists for a config whose every CEL expression compiled,
 //! so the daemon cannot fail later for a name, type or syntax error.
 
-use crate::decision::{CompileError, DecisionSource, ParamSource, Program};
+use crate::decision::{CompileError, Compiled, DecisionSource, Engine, ParamSource, Program};
 use crate::message_data::MessageDataProgram;
 use crate::sentinel::config::{Config, MessageData};
 
 /// The compiled rules of one config.
 #[derive(Debug)]
 pub struct Rules {
-    /// message_decision (the default rules when the config has none).
-    pub decision: Program,
+    /// message_decision (the default rules when the config has none), ready to decide with its
+    /// engine (native code by default).
+    pub decision: Compiled,
     /// message_data.
     pub message_data: MessageDataProgram,
 }
@@ -19,6 +20,11 @@ pub struct Rules {
 impl Rules {
     /// Compiles a loaded config's expressions, reporting every problem of every expression.
     pub fn compile(config: &Config) -> Result<Rules, CompileError> {
+        Rules::compile_with(config, Engine::Jit)
+    }
+
+    /// [`Rules::compile`] for a chosen engine.
+    pub fn compile_with(config: &Config, engine: Engine) -> Result<Rules, CompileError> {
         let source = match &config.message_decision {
             Some(md) => DecisionSource {
                 params: md
@@ -37,7 +43,7 @@ impl Rules {
         let message_data = MessageDataProgram::compile(&config.message_data);
         match (decision, message_data) {
             (Ok(decision), Ok(message_data)) => Ok(Rules {
-                decision,
+                decision: prepare(decision, engine),
                 message_data,
             }),
             (d, m) => {
@@ -53,8 +59,23 @@ impl Rules {
     /// config.
     pub fn defaults() -> Result<Rules, CompileError> {
         Ok(Rules {
-            decision: Program::compile(&DecisionSource::default_rules())?,
+            decision: prepare(
+                Program::compile(&DecisionSource::default_rules())?,
+                Engine::Jit,
+            ),
             message_data: MessageDataProgram::compile(&MessageData::Object(Vec::new()))?,
         })
+    }
+}
+
+/// Readies a program for `engine`. Native code generation failing is a bug of the JIT, never of
+/// the config: the rules then run on the reference interpreter, with a warning.
+fn prepare(program: Program, engine: Engine) -> Compiled {
+    match Compiled::new(program.clone(), engine) {
+        Ok(compiled) => compiled,
+        Err(e) => {
+            tracing::warn!(error = %e, "native compilation failed; the rules run on the interpreter");
+            Compiled::interpreted(program)
+        }
     }
 }

@@ -414,7 +414,7 @@ pub fn main(args: &BenchArgs) -> Result<(), CmdError> {
         })?,
         None => super::now(),
     };
-    let report = measure(&rules.decision, args, now)?;
+    let report = measure(rules.decision.program(), args, now)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", to_json(&report))?;

@@ -48,15 +48,15 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
         " (default rules)"
     };
     writeln!(out, "message_decision{origin}:")?;
-    let width = rules
-        .decision
+    let program = rules.decision.program();
+    let width = program
         .params
         .iter()
         .map(|p| p.name.len())
         .max()
         .unwrap_or(0)
         .max(6);
-    for p in &rules.decision.params {
+    for p in &program.params {
         writeln!(
             out,
             "  {:<width$}  {:<25}  {}",
@@ -65,7 +65,7 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
             p.source
         )?;
     }
-    let result = &rules.decision;
+    let result = program;
     writeln!(
         out,
         "  {:<width$}  {:<25}  {}",
@@ -73,7 +73,7 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
         result.result.ty.to_string(),
         result.result_source
     )?;
-    write!(out, "{}", super::ir::native_summary(&rules.decision))?;
+    write!(out, "{}", super::ir::native_summary(program))?;
     writeln!(out, "message_data:")?;
     for (path, source, ty) in rules.message_data.leaves() {
         writeln!(out, "  {path} ({ty}): {source}")?;

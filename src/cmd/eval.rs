@@ -123,7 +123,11 @@ pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
         })?,
         None => super::now(),
     };
-    let program = Compiled::new(rules.decision, args.engine)?;
+    let program = if rules.decision.engine() == args.engine {
+        rules.decision
+    } else {
+        Compiled::new(rules.decision.program().clone(), args.engine)?
+    };
     let stdout = std::io::stdout().lock();
     let out = std::io::BufWriter::new(stdout);
     match args.input.as_deref() {

@@ -188,7 +188,12 @@ pub fn native_summary(program: &Program) -> String {
 pub fn main(args: &IrArgs) -> Result<(), CmdError> {
     let rules = super::check::load_rules(args.config.as_deref())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    run(&rules.decision, args.param.as_deref(), args.stage, &mut out)?;
+    run(
+        rules.decision.program(),
+        args.param.as_deref(),
+        args.stage,
+        &mut out,
+    )?;
     out.flush()?;
     Ok(())
 }

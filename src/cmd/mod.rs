@@ -48,6 +48,7 @@ pub enum CmdError {
 
 pub mod check;
 pub mod serve;
+pub mod simulate;
 
 /// The crate version, for `--version` and the User-Agent.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -36,8 +36,16 @@ pub struct ServeArgs {
     pub metrics_addr: String,
 }
 
+/// A startup failure as one line: main prints it on stderr, so multi-line causes (a broker.yaml
+/// problem list, an HTML error page in a probe answer) are joined with `; `.
 fn startup(what: &str, e: impl std::fmt::Display) -> CmdError {
-    CmdError::Startup(format!("{what}: {e}"))
+    let cause = e.to_string();
+    let lines: Vec<&str> = cause
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    CmdError::Startup(format!("{what}: {}", lines.join("; ")))
 }
 
 /// The settings the logger takes from the config.
@@ -101,7 +109,7 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
         .await
         .map_err(|e| startup("HyperFleet API connectivity check failed", e))?;
     let broker_cfg = broker_config::load(&config::process_env)
-        .map_err(|e| startup("invalid broker config", e))?;
+        .map_err(|e| startup("cannot load the broker configuration", e))?;
     if broker_cfg.log_config {
         info!("Broker configuration: {}", broker_cfg.masked());
     }
@@ -112,35 +120,41 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
 
     let health = HealthState::new(config.poll_interval);
     let metrics = Metrics::new(super::VERSION, &config.resource_type, &selector, &topic);
-    let (stop_tx, stop_rx) = watch::channel(false);
     let health_addr = health::parse_bind_address(&args.health_addr)
         .map_err(|e| startup("--health-server-bindaddress", e))?;
     let metrics_addr = health::parse_bind_address(&args.metrics_addr)
         .map_err(|e| startup("--metrics-server-bindaddress", e))?;
+    // The servers outlive the loop: readiness reports the shutdown while the loop winds down.
+    let (servers_stop, servers_rx) = watch::channel(false);
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
     let (_, health_task) = health::serve(
         health_addr,
         health::health_router(health.clone()),
-        stopped(stop_rx.clone()),
+        stopped(servers_rx.clone()),
     )
     .await
     .map_err(|e| startup(&format!("cannot listen on {health_addr}"), e))?;
     let (_, metrics_task) = health::serve(
         metrics_addr,
         health::metrics_router(metrics.clone()),
-        stopped(stop_rx.clone()),
+        stopped(servers_rx),
     )
     .await
     .map_err(|e| startup(&format!("cannot listen on {metrics_addr}"), e))?;
 
+    let (stop_tx, stop_rx) = watch::channel(false);
     let signal_health = health.clone();
+    // Registered here, not in the task, so a signal from now on is never the default action.
+    let signals = Signals::register();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        signals.wait().await;
         info!("Received shutdown signal, stopping");
         signal_health.shutting_down();
         let _ = stop_tx.send(true);
+        // Keep the sender: the loop must not take a dropped channel for a second signal.
+        std::future::pending::<()>().await;
     });
 
     let daemon = Daemon {
@@ -155,27 +169,40 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
         health,
     };
     daemon.run(stop_rx).await;
+    let _ = servers_stop.send(true);
     let _ = health_task.await;
     let _ = metrics_task.await;
     info!("Sentinel stopped");
     Ok(())
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
+/// SIGTERM and SIGINT, registered once.
+struct Signals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl Signals {
+    fn register() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(term), Ok(int)) => Signals(Some((term, int))),
+            _ => Signals(None),
         }
-        // Without signal handlers (not expected on Linux) fall back to Ctrl-C.
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
+    }
+
+    async fn wait(self) {
+        match self.0 {
+            Some((mut term, mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            // Without signal handlers (not expected on Linux) fall back to Ctrl-C.
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
 }

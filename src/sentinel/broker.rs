@@ -1,5 +1,5 @@
 //! Event publishing: broker.yaml, then a [`Publisher`] that puts [`Event`]s on RabbitMQ (or
-//! stdout) exactly as the Go sentinel does.
+//! stdout, or an in-process [`MessageSink`]) exactly as the Go sentinel does.
 //!
 //! Takes a validated [`BrokerConfig`] and the topic (`clients.broker.topic`); gives a publisher
 //! whose [`Publisher::publish_batch`] reports one result per event. Startup errors are
@@ -15,9 +15,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod config;
+mod memory;
 mod rabbit;
 
 pub use config::{BrokerConfig, BrokerKind, ExchangeType, RabbitConfig};
+pub use memory::{MemoryPublisher, MessageSink};
 pub use rabbit::{RabbitOptions, RabbitPublisher};
 
 /// A startup problem: the configuration cannot be found, read or accepted, or the broker cannot
@@ -109,6 +111,9 @@ pub enum PublishError {
     /// Writing to stdout failed.
     #[error("cannot write event to stdout: {0}")]
     Stdout(String),
+    /// The in-process sink refused the message.
+    #[error("in-process delivery failed: {0}")]
+    Memory(String),
 }
 
 impl PublishError {
@@ -124,6 +129,8 @@ pub enum Publisher {
     Rabbit(Box<RabbitPublisher>),
     /// JSON lines on stdout.
     Stdout(StdoutPublisher),
+    /// A sink in the same process (`sentinel simulate`, tests).
+    Memory(MemoryPublisher),
 }
 
 /// Opens the configured publisher; for RabbitMQ the first connection must succeed.
@@ -147,6 +154,7 @@ impl Publisher {
         match self {
             Publisher::Rabbit(p) => p.publish_batch(events).await,
             Publisher::Stdout(p) => p.publish_batch(events),
+            Publisher::Memory(p) => p.publish_batch(events),
         }
     }
 
@@ -162,7 +170,7 @@ impl Publisher {
     pub fn is_connected(&self) -> bool {
         match self {
             Publisher::Rabbit(p) => p.is_connected(),
-            Publisher::Stdout(_) => true,
+            Publisher::Stdout(_) | Publisher::Memory(_) => true,
         }
     }
 
@@ -171,6 +179,7 @@ impl Publisher {
         match self {
             Publisher::Rabbit(p) => p.close().await,
             Publisher::Stdout(p) => p.flush(),
+            Publisher::Memory(_) => Ok(()),
         }
     }
 }

@@ -4,6 +4,10 @@
 //! Invariants: cycles never overlap (an overrun starts the next at once); `now` is taken once per
 //! cycle; pages are evaluated as they arrive, so memory does not grow with the fleet; events are
 //! published in the order resources arrive; a resource is published at most once per cycle.
+//!
+//! Shutdown is cooperative: once the shutdown flag turns true, a page being fetched is abandoned
+//! at once, a page being published gets at most [`SHUTDOWN_GRACE`] to finish (its confirms), and
+//! no further page is started.
 
 use super::api::{ApiClient, ApiError};
 use super::broker::Publisher;
@@ -17,6 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
+
+/// How long a page already being published may take to finish once shutdown is requested.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Everything one sentinel loop needs.
 pub struct Daemon {
@@ -66,16 +73,13 @@ impl Daemon {
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         info!(subset = %self.resource_type, topic = %self.topic,
             "Starting sentinel resource_type={} poll_interval={:?}", self.resource_type, self.poll_interval);
-        loop {
+        while !*shutdown.borrow() {
             let started = Instant::now();
             self.cycle(wall_clock(), &mut shutdown).await;
-            if *shutdown.borrow() {
-                break;
-            }
             let next = tokio::time::Instant::from_std(started + self.poll_interval);
             tokio::select! {
                 _ = tokio::time::sleep_until(next) => {}
-                _ = shutdown.changed() => break,
+                _ = stopped(&mut shutdown) => {}
             }
         }
         info!("Stopping sentinel due to shutdown signal");
@@ -85,7 +89,8 @@ impl Daemon {
     }
 
     /// One cycle at `now`: fetch page by page, decide, publish. Abandons the rest of the cycle on
-    /// a fetch error or when `shutdown` turns true between pages.
+    /// a fetch error or when `shutdown` turns true (see the module docs for the safe points).
+    /// A dropped sender never counts as a shutdown request.
     pub async fn cycle(
         &mut self,
         now: Timestamp,
@@ -95,16 +100,17 @@ impl Daemon {
         let mut report = CycleReport::default();
         let mut pending = 0usize;
         let mut pager = self.api.list(&self.resource_type, self.search.as_deref());
-        let mut slots = Vec::with_capacity(self.rules.decision.params.len());
+        let mut scratch = crate::decision::Scratch::default();
         let mut events: Vec<Event> = Vec::new();
         let mut ids: Vec<Arc<str>> = Vec::new();
         loop {
             let page = tokio::select! {
-                page = pager.next_page() => page,
-                _ = shutdown.changed() => {
+                biased;
+                _ = stopped(shutdown) => {
                     info!(subset = %self.resource_type, "Shutdown requested, abandoning the current cycle");
                     return report;
                 }
+                page = pager.next_page() => page,
             };
             let page = match page {
                 None => break,
@@ -121,11 +127,11 @@ impl Daemon {
                 let resource = Arc::new(resource);
                 let id = resource.id.clone().unwrap_or_default();
                 if id.is_empty() {
-                    warn!(subset = %self.resource_type, "Skipping resource with empty id");
+                    warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty id");
                     report.skipped += 1;
                     continue;
                 }
-                let decision = self.rules.decision.evaluate(&resource, now, &mut slots);
+                let decision = self.rules.decision.decide(&resource, now, &mut scratch);
                 let reason = decision.reason.text();
                 if !decision.publish {
                     self.metrics.skipped(&reason);
@@ -137,7 +143,12 @@ impl Daemon {
                 events.push(self.event(&resource, &reason));
                 ids.push(id);
             }
-            self.publish(&events, &ids, &mut report).await;
+            if !self
+                .publish_or_stop(&events, &ids, &mut report, shutdown)
+                .await
+            {
+                return report;
+            }
         }
         report.completed = true;
         self.finish(&report, pending, started);
@@ -151,6 +162,33 @@ impl Daemon {
         });
         let kind = resource.kind.as_deref().unwrap_or("");
         Event::new(kind, data)
+    }
+
+    /// Publishes one page; on a shutdown request meanwhile, lets it finish within
+    /// [`SHUTDOWN_GRACE`]. False when the cycle must stop here.
+    async fn publish_or_stop(
+        &mut self,
+        events: &[Event],
+        ids: &[Arc<str>],
+        report: &mut CycleReport,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> bool {
+        let resource_type = self.resource_type.clone();
+        let publishing = self.publish(events, ids, report);
+        tokio::pin!(publishing);
+        tokio::select! {
+            biased;
+            () = &mut publishing => true,
+            () = stopped(shutdown) => {
+                info!(subset = %resource_type, pending = events.len(),
+                    "Shutdown requested, waiting for the current page's publishes to finish");
+                if tokio::time::timeout(SHUTDOWN_GRACE, publishing).await.is_err() {
+                    warn!(subset = %resource_type,
+                        "Abandoned publishing after {SHUTDOWN_GRACE:?}; events may be lost or duplicated");
+                }
+                false
+            }
+        }
     }
 
     async fn publish(&mut self, events: &[Event], ids: &[Arc<str>], report: &mut CycleReport) {
@@ -194,5 +232,13 @@ impl Daemon {
         info!(subset = %self.resource_type, topic = %self.topic,
             "Trigger cycle completed total={} published={} skipped={} duration={seconds:.3}s",
             report.total, report.published, report.skipped);
+    }
+}
+
+/// Resolves once the shutdown flag is true (at once if it already is); never resolves when the
+/// sender is gone without having requested a shutdown.
+async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    if shutdown.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }

@@ -1,14 +1,19 @@
-//! A fake HyperFleet API over HTTP: the list and get endpoints of the OpenAPI contract
-//! (`../shared/hyperfleet-api-openapi.yaml`), served from an in-memory [`Fleet`], with bearer
+//! A fake HyperFleet API over HTTP: the endpoints of the OpenAPI contract
+//! (`../shared/hyperfleet-api-openapi.yaml`) that the sentinel and the adapters touch, served
+//! from an in-memory [`Fleet`] that aggregates adapter reports as the real API does, with bearer
 //! token checking, scripted faults and request recording.
 //!
 //! Takes an [`Arc<FakeApi>`] and an address; gives the bound address and a [`ServerHandle`].
-//! Serves:
-//! - `GET /api/hyperfleet/v1/{clusters|nodepools}?page&size&search` → the list envelope
+//! Serves, under `/api/hyperfleet/v1`:
+//! - `GET /{clusters|nodepools}?page&size&search` → the list envelope
 //!   `{kind, page, size, total, items}`; `size` above 100 or below 1, `page` below 1, or a search
 //!   it cannot parse → 400 problem+json;
-//! - `GET /api/hyperfleet/v1/clusters/{cluster_id}` and
-//!   `GET /api/hyperfleet/v1/clusters/{cluster_id}/nodepools[/{nodepool_id}]`;
+//! - `GET|PATCH|DELETE /clusters/{cluster_id}` and
+//!   `…/clusters/{cluster_id}/nodepools/{nodepool_id}` (PATCH `{spec?, labels?}`: a new spec bumps
+//!   the generation; DELETE marks the resource deleted and bumps the generation, 202);
+//! - `GET /clusters/{cluster_id}/nodepools` (that cluster's nodepools);
+//! - `GET|PUT …/{id}/statuses`: adapter reports (PUT answers 201 when stored, 204 when the API
+//!   discards it as stale or incomplete);
 //! - anything else → 404 problem+json.
 //!
 //! Invariant: every request is recorded before anything else happens to it, then checked for
@@ -16,21 +21,24 @@
 
 mod faults;
 mod fleet;
+mod routes;
 mod search;
+pub mod status;
 
 pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
-pub use fleet::{Collection, Fleet, FleetError, ListPage, sample_id, sample_resource};
+pub use fleet::{
+    ACTOR, Collection, Fleet, FleetError, Found, ListFilter, ListPage, Meta, Progress, PutOutcome,
+    sample_id, sample_resource,
+};
 pub use search::{Search, SearchError, Term, parse_search};
 
 use axum::Router;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::{Value as Json, json};
-use std::collections::HashMap;
+use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -59,10 +67,16 @@ impl FakeApi {
     /// A fake API serving `fleet`, without auth or faults, recording the last
     /// [`RECORDED_REQUESTS`] requests.
     pub fn new(fleet: Arc<Fleet>) -> FakeApi {
+        FakeApi::with_recording(fleet, RECORDED_REQUESTS)
+    }
+
+    /// A fake API serving `fleet` that remembers the last `capacity` requests (0: none, which
+    /// spares a busy simulation the bookkeeping).
+    pub fn with_recording(fleet: Arc<Fleet>, capacity: usize) -> FakeApi {
         FakeApi {
             fleet,
             faults: Faults::default(),
-            recorder: Recorder::new(RECORDED_REQUESTS),
+            recorder: Recorder::new(capacity),
             expected_token: Mutex::new(None),
         }
     }
@@ -151,17 +165,34 @@ pub async fn serve(
 /// The fake API's routes, behind the record → auth → fault front.
 pub fn router(api: Arc<FakeApi>) -> Router {
     const V1: &str = "/api/hyperfleet/v1";
+    const CLUSTER: &str = "/api/hyperfleet/v1/clusters/{cluster_id}";
+    const NODEPOOL: &str = "/api/hyperfleet/v1/clusters/{cluster_id}/nodepools/{nodepool_id}";
     Router::new()
-        .route(&format!("{V1}/clusters"), get(list_clusters))
-        .route(&format!("{V1}/nodepools"), get(list_nodepools))
-        .route(&format!("{V1}/clusters/{{cluster_id}}"), get(get_cluster))
+        .route(&format!("{V1}/clusters"), get(routes::list_clusters))
+        .route(&format!("{V1}/nodepools"), get(routes::list_nodepools))
         .route(
-            &format!("{V1}/clusters/{{cluster_id}}/nodepools"),
-            get(list_cluster_nodepools),
+            CLUSTER,
+            get(routes::get_cluster)
+                .patch(routes::patch_cluster)
+                .delete(routes::delete_cluster),
         )
         .route(
-            &format!("{V1}/clusters/{{cluster_id}}/nodepools/{{nodepool_id}}"),
-            get(get_nodepool),
+            &format!("{CLUSTER}/statuses"),
+            get(routes::cluster_statuses).put(routes::put_cluster_status),
+        )
+        .route(
+            &format!("{CLUSTER}/nodepools"),
+            get(routes::list_cluster_nodepools),
+        )
+        .route(
+            NODEPOOL,
+            get(routes::get_nodepool)
+                .patch(routes::patch_nodepool)
+                .delete(routes::delete_nodepool),
+        )
+        .route(
+            &format!("{NODEPOOL}/statuses"),
+            get(routes::nodepool_statuses).put(routes::put_nodepool_status),
         )
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(api.clone(), front))
@@ -170,27 +201,9 @@ pub fn router(api: Arc<FakeApi>) -> Router {
 
 /// Records the request, checks the token, and applies the next matching fault.
 async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) -> Response {
-    let uri = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |pq| pq.as_str())
-        .to_string();
-    let headers = request
-        .headers()
-        .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    let method = request.method().to_string();
-    api.recorder.record(RecordedRequest {
-        method,
-        uri: uri.clone(),
-        headers,
-    });
+    if api.recorder.capacity() > 0 {
+        api.recorder.record(recorded(&request));
+    }
     let path = request.uri().path().to_string();
     if !api.token_accepted(request.headers().get(header::AUTHORIZATION)) {
         let detail = "Account authentication could not be verified";
@@ -233,41 +246,26 @@ async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) ->
     }
 }
 
-type QueryParams = Result<Query<HashMap<String, String>>, QueryRejection>;
-
-async fn list_clusters(State(api): State<Arc<FakeApi>>, params: QueryParams) -> Response {
-    list(&api, Collection::Clusters, None, params)
-}
-
-async fn list_nodepools(State(api): State<Arc<FakeApi>>, params: QueryParams) -> Response {
-    list(&api, Collection::NodePools, None, params)
-}
-
-async fn list_cluster_nodepools(
-    State(api): State<Arc<FakeApi>>,
-    Path(cluster_id): Path<String>,
-    params: QueryParams,
-) -> Response {
-    if api.fleet.get(Collection::Clusters, &cluster_id).is_none() {
-        return missing(Collection::Clusters, &cluster_id);
-    }
-    list(&api, Collection::NodePools, Some(&cluster_id), params)
-}
-
-async fn get_cluster(State(api): State<Arc<FakeApi>>, Path(id): Path<String>) -> Response {
-    match api.fleet.get(Collection::Clusters, &id) {
-        Some(resource) => json_response(&*resource),
-        None => missing(Collection::Clusters, &id),
-    }
-}
-
-async fn get_nodepool(
-    State(api): State<Arc<FakeApi>>,
-    Path((cluster_id, nodepool_id)): Path<(String, String)>,
-) -> Response {
-    match api.fleet.get(Collection::NodePools, &nodepool_id) {
-        Some(resource) if owner_id(&resource) == Some(&cluster_id) => json_response(&*resource),
-        _ => missing(Collection::NodePools, &nodepool_id),
+fn recorded(request: &Request) -> RecordedRequest {
+    let uri = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_string();
+    let headers = request
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    RecordedRequest {
+        method: request.method().to_string(),
+        uri,
+        headers,
     }
 }
 
@@ -276,92 +274,8 @@ async fn not_found(request: Request) -> Response {
     problem(StatusCode::NOT_FOUND, "Not Found", "no such endpoint", path)
 }
 
-/// A list page of `collection`, optionally only the nodepools owned by cluster `owner`.
-fn list(
-    api: &FakeApi,
-    collection: Collection,
-    owner: Option<&str>,
-    params: QueryParams,
-) -> Response {
-    let instance = format!("/api/hyperfleet/v1/{}", collection.path());
-    let bad = |detail: String| problem(StatusCode::BAD_REQUEST, "Bad Request", &detail, &instance);
-    let Query(params) = match params {
-        Ok(params) => params,
-        Err(rejection) => return bad(rejection.body_text()),
-    };
-    let page = match number_param(&params, "page", 1, u32::MAX) {
-        Ok(page) => page,
-        Err(detail) => return bad(detail),
-    };
-    let size = match number_param(&params, "size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) {
-        Ok(size) => size,
-        Err(detail) => return bad(detail),
-    };
-    let search = match parse_search(params.get("search").map_or("", String::as_str)) {
-        Ok(search) => search,
-        Err(err) => return bad(err.to_string()),
-    };
-    let keep = |r: &Json| search.matches(r) && owner.is_none_or(|o| owner_id(r) == Some(o));
-    let listed = api.fleet.list(collection, keep, page, size);
-    let items: Vec<&Json> = listed.items.iter().map(|r| &**r).collect();
-    let kind = format!("{}List", collection.kind());
-    json_response(&json!({
-        "kind": kind, "page": page, "size": items.len(), "total": listed.total, "items": items,
-    }))
-}
-
-/// A numeric query parameter in `1..=max`, `default` when absent.
-fn number_param(
-    params: &HashMap<String, String>,
-    name: &str,
-    default: u32,
-    max: u32,
-) -> Result<u32, String> {
-    let Some(text) = params.get(name) else {
-        return Ok(default);
-    };
-    match text.parse::<u32>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "{name} must be an integer between 1 and {max}, got {text:?}"
-        )),
-    }
-}
-
-fn owner_id(resource: &Json) -> Option<&str> {
-    resource
-        .pointer("/owner_references/id")
-        .and_then(Json::as_str)
-}
-
-fn missing(collection: Collection, id: &str) -> Response {
-    let detail = format!("{} with id='{id}' not found", collection.kind());
-    let instance = format!("/api/hyperfleet/v1/{}/{id}", collection.path());
-    problem(
-        StatusCode::NOT_FOUND,
-        "Resource Not Found",
-        &detail,
-        &instance,
-    )
-}
-
-fn json_response(body: &impl serde::Serialize) -> Response {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
-        Err(err) => {
-            let detail = err.to_string();
-            problem(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal Server Error",
-                &detail,
-                "",
-            )
-        }
-    }
-}
-
 /// An RFC 9457 problem response shaped like the contract's `ProblemDetails`.
-fn problem(status: StatusCode, title: &str, detail: &str, instance: &str) -> Response {
+pub(super) fn problem(status: StatusCode, title: &str, detail: &str, instance: &str) -> Response {
     let slug = title.to_ascii_lowercase().replace(' ', "-");
     let body = json!({
         "type": format!("https://api.hyperfleet.io/errors/{slug}"),

@@ -247,7 +247,13 @@ impl RabbitPublisher {
             }
             _ => Ok(()),
         };
-        self.channel = None;
+        // Close the channel before the connection: a channel still open (or dropped, hence
+        // closing) when the connection closes makes lapin log a spurious "Connection error".
+        if let Some(channel) = self.channel.take()
+            && channel.status().connected()
+        {
+            let _ = timeout(bound, channel.close(200, ShortString::from("OK"))).await;
+        }
         if let Some(conn) = self.conn.take()
             && conn.status().connected()
         {

@@ -198,6 +198,11 @@ impl Recorder {
         }
     }
 
+    /// How many requests it keeps.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Records a request, forgetting the oldest beyond capacity.
     pub fn record(&self, request: RecordedRequest) {
         if self.capacity == 0 {

@@ -1,9 +1,20 @@
-//! The fake API's in-memory store: resources per collection as JSON objects, in creation order,
-//! indexed by id.
+//! The fake API's in-memory store: resources per collection in creation order, indexed by id,
+//! each kept as the JSON bytes the API serves plus the adapter reports filed about it.
 //!
-//! Invariant: every stored resource is a JSON object with a string `id`, unique within its
-//! collection; listing order is insertion order (the API's default `order=created_time`).
+//! Takes resources as JSON (tests, [`sample_resource`]) and the writes of the API: adapter
+//! reports ([`Fleet::put_status`]), spec changes ([`Fleet::patch`]) and deletions
+//! ([`Fleet::delete`]); after each it recomputes the resource's conditions (see [`super::status`])
+//! and hard-deletes a resource marked deleted once its `Reconciled` condition turns True.
+//!
+//! Invariants: every stored resource is a JSON object with a string `id`, unique within its
+//! collection; listing order is insertion order (the API's default `order=created_time`); the
+//! served bytes and the metadata read from them ([`Meta`]) always describe the same version.
+//! Resources are kept serialized so that listing a page is copying bytes, which lets one fake
+//! API serve a million resources to a sentinel at full speed.
 
+use super::search::Search;
+use super::status::{self, AdapterStatus, AggregateInput, Discard, StatusReport};
+use crate::sim::clock::{Clock, WallClock, format_time, parse_time};
 use serde_json::{Value as Json, json};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -42,9 +53,25 @@ impl Collection {
             _ => None,
         }
     }
+
+    /// The collection whose resources have `kind`, if any.
+    pub fn from_kind(kind: &str) -> Option<Collection> {
+        match kind {
+            "Cluster" => Some(Collection::Clusters),
+            "NodePool" => Some(Collection::NodePools),
+            _ => None,
+        }
+    }
+
+    fn slot(self) -> usize {
+        match self {
+            Collection::Clusters => 0,
+            Collection::NodePools => 1,
+        }
+    }
 }
 
-/// Why a resource could not be stored.
+/// Why a resource could not be stored or changed.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum FleetError {
     /// Resources are JSON objects.
@@ -53,85 +80,380 @@ pub enum FleetError {
     /// Resources are found by their string `id`.
     #[error("resource has no string id")]
     MissingId,
+    /// No resource with that id.
+    #[error("{kind} with id='{id}' not found")]
+    NotFound {
+        /// The resource kind.
+        kind: &'static str,
+        /// The id asked for.
+        id: String,
+    },
+    /// A patch that is not `{spec?, labels?}` with at least one of them.
+    #[error("invalid patch: {0}")]
+    BadPatch(String),
+    /// The resource is marked for deletion and takes no more changes.
+    #[error("{kind} with id='{id}' is being deleted")]
+    Deleted {
+        /// The resource kind.
+        kind: &'static str,
+        /// The id.
+        id: String,
+    },
 }
 
 /// One page of a listing.
 #[derive(Debug)]
 pub struct ListPage {
-    /// The resources on the page, in collection order.
-    pub items: Vec<Arc<Json>>,
+    /// The serialized resources on the page, in collection order.
+    pub items: Vec<Arc<[u8]>>,
     /// How many resources match the filter in the whole collection.
     pub total: u64,
 }
 
-/// The fleet: every collection's resources. Shared between the fake API and whoever drives it.
-#[derive(Debug, Default)]
-pub struct Fleet {
-    clusters: RwLock<Store>,
-    nodepools: RwLock<Store>,
+/// What a listing keeps.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    /// The label terms every kept resource satisfies.
+    pub search: Search,
+    /// Only resources whose `owner_references.id` is this.
+    pub owner: Option<String>,
+}
+
+impl ListFilter {
+    fn keeps_all(&self) -> bool {
+        self.search.terms.is_empty() && self.owner.is_none()
+    }
+
+    fn keeps(&self, entry: &Entry) -> bool {
+        self.search.matches_labels(entry.meta.labels.as_deref())
+            && self
+                .owner
+                .as_deref()
+                .is_none_or(|o| entry.meta.owner.as_deref() == Some(o))
+    }
+}
+
+/// A resource looked up by id.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The resource as served.
+    pub body: Arc<[u8]>,
+    /// Its `owner_references.id`, if any.
+    pub owner: Option<Arc<str>>,
+}
+
+/// What the API does with an adapter report.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PutOutcome {
+    /// Stored (201); `hard_deleted` when it completed the resource's deletion.
+    Stored {
+        /// The stored status.
+        status: AdapterStatus,
+        /// Whether the resource is now gone.
+        hard_deleted: bool,
+    },
+    /// Accepted but not stored (204).
+    Discarded(Discard),
+}
+
+/// How far a collection is from convergence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Resources stored (including those marked deleted).
+    pub total: usize,
+    /// Resources not marked deleted whose `Reconciled` is True at their generation.
+    pub reconciled: usize,
+    /// Resources marked deleted and not yet hard-deleted.
+    pub deleting: usize,
+}
+
+impl Progress {
+    /// Every resource reconciled and no deletion pending.
+    pub fn converged(&self) -> bool {
+        self.deleting == 0 && self.reconciled == self.total
+    }
+}
+
+/// What the fleet reads from a stored resource.
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    /// `generation` (0 when absent).
+    pub generation: i64,
+    /// Whether `deleted_time` is set.
+    pub deleted: bool,
+    /// Whether `Reconciled` is True at the current generation.
+    pub reconciled: bool,
+    /// `owner_references.id`.
+    pub owner: Option<Arc<str>>,
+    /// `labels`, when non-empty.
+    pub labels: Option<Box<Json>>,
+}
+
+impl Meta {
+    fn of(resource: &Json) -> Meta {
+        let generation = resource["generation"].as_i64().unwrap_or(0);
+        let reconciled = conditions(resource).iter().any(|c| {
+            c["type"] == "Reconciled"
+                && c["status"] == "True"
+                && c["observed_generation"].as_i64() == Some(generation)
+        });
+        let labels = resource
+            .get("labels")
+            .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+            .map(|l| Box::new(l.clone()));
+        Meta {
+            generation,
+            deleted: resource
+                .get("deleted_time")
+                .is_some_and(|t| t.as_str().is_some_and(|t| !t.is_empty())),
+            reconciled,
+            owner: resource
+                .pointer("/owner_references/id")
+                .and_then(Json::as_str)
+                .map(Arc::from),
+            labels,
+        }
+    }
+}
+
+fn conditions(resource: &Json) -> &[Json] {
+    resource
+        .pointer("/status/conditions")
+        .and_then(Json::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: Arc<str>,
+    body: Arc<[u8]>,
+    meta: Meta,
+    statuses: Vec<AdapterStatus>,
+}
+
+impl Entry {
+    fn new(resource: &Json) -> Result<Entry, FleetError> {
+        let id = Arc::from(resource_id(resource)?);
+        Ok(Entry {
+            id,
+            body: serialize(resource),
+            meta: Meta::of(resource),
+            statuses: Vec::new(),
+        })
+    }
+
+    fn json(&self) -> Json {
+        // The body was serialized from a `Json` by this module, so it always parses.
+        serde_json::from_slice(&self.body).unwrap_or(Json::Null)
+    }
+
+    fn store(&mut self, resource: &Json) {
+        self.body = serialize(resource);
+        self.meta = Meta::of(resource);
+    }
+}
+
+fn serialize(resource: &Json) -> Arc<[u8]> {
+    // Serializing a `Value` cannot fail: its map keys are strings.
+    Arc::from(serde_json::to_vec(resource).unwrap_or_default())
 }
 
 #[derive(Debug, Default)]
 struct Store {
-    items: Vec<Arc<Json>>,
-    index: HashMap<String, usize>,
+    items: Vec<Entry>,
+    index: HashMap<Arc<str>, usize>,
 }
 
-impl Fleet {
-    /// An empty fleet.
-    pub fn new() -> Fleet {
-        Fleet::default()
+impl Store {
+    fn entry_mut(&mut self, collection: Collection, id: &str) -> Result<&mut Entry, FleetError> {
+        match self.index.get(id) {
+            Some(&pos) => Ok(&mut self.items[pos]),
+            None => Err(not_found(collection, id)),
+        }
     }
 
-    /// Stores `resource`, replacing the one with the same id (which keeps its position).
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let pos = self.index.remove(id)?;
+        let removed = self.items.remove(pos);
+        for later in &self.items[pos..] {
+            // Index entries after the removed one shift down by one.
+            if let Some(p) = self.index.get_mut(&later.id) {
+                *p -= 1;
+            }
+        }
+        Some(removed)
+    }
+}
+
+fn not_found(collection: Collection, id: &str) -> FleetError {
+    FleetError::NotFound {
+        kind: collection.kind(),
+        id: id.to_string(),
+    }
+}
+
+/// The fleet: every collection's resources. Shared between the fake API and whoever drives it.
+#[derive(Debug)]
+pub struct Fleet {
+    stores: [RwLock<Store>; 2],
+    required: RwLock<[Vec<String>; 2]>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for Fleet {
+    fn default() -> Fleet {
+        Fleet::new()
+    }
+}
+
+/// Who the fake API says changed a resource.
+pub const ACTOR: &str = "sim@example.com";
+
+impl Fleet {
+    /// An empty fleet on the wall clock, requiring the real API's adapters
+    /// ([`status::CLUSTER_ADAPTERS`], [`status::NODEPOOL_ADAPTERS`]).
+    pub fn new() -> Fleet {
+        Fleet::with_clock(Arc::new(WallClock))
+    }
+
+    /// An empty fleet whose timestamps come from `clock`.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Fleet {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        Fleet {
+            stores: Default::default(),
+            required: RwLock::new([
+                names(&status::CLUSTER_ADAPTERS),
+                names(&status::NODEPOOL_ADAPTERS),
+            ]),
+            clock,
+        }
+    }
+
+    /// The clock the fleet stamps times with.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Sets the adapters whose reports make a resource of `collection` reconciled.
+    pub fn set_required_adapters(&self, collection: Collection, adapters: Vec<String>) {
+        let mut required = self.required.write().unwrap_or_else(|e| e.into_inner());
+        required[collection.slot()] = adapters;
+    }
+
+    /// The adapters whose reports make a resource of `collection` reconciled.
+    pub fn required_adapters(&self, collection: Collection) -> Vec<String> {
+        let required = self.required.read().unwrap_or_else(|e| e.into_inner());
+        required[collection.slot()].clone()
+    }
+
+    /// Stores `resource`, replacing the one with the same id (which keeps its position and
+    /// its adapter reports).
     pub fn insert(&self, collection: Collection, resource: Json) -> Result<(), FleetError> {
-        let id = resource_id(&resource)?.to_string();
+        self.insert_entry(collection, Entry::new(&resource)?);
+        Ok(())
+    }
+
+    /// Appends resources `0..count` built by `make`, serializing them on every core. Ids must
+    /// be new and unique (as [`sample_resource`] makes them).
+    pub fn populate(
+        &self,
+        collection: Collection,
+        count: u64,
+        make: impl Fn(u64) -> Json + Sync,
+    ) -> Result<(), FleetError> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        let chunk = count.div_ceil(threads.max(1)).max(1);
+        let built: Vec<Result<Vec<Entry>, FleetError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..count)
+                .step_by(chunk as usize)
+                .map(|start| {
+                    let make = &make;
+                    scope.spawn(move || {
+                        (start..(start + chunk).min(count))
+                            .map(|i| Entry::new(&make(i)))
+                            .collect::<Result<Vec<Entry>, FleetError>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or(Err(FleetError::NotAnObject)))
+                .collect()
+        });
         let mut store = self.write(collection);
-        match store.index.get(&id) {
-            Some(&pos) => store.items[pos] = Arc::new(resource),
-            None => {
+        store.items.reserve(count as usize);
+        store.index.reserve(count as usize);
+        for entries in built {
+            for entry in entries? {
                 let pos = store.items.len();
-                store.items.push(Arc::new(resource));
-                store.index.insert(id, pos);
+                store.index.insert(entry.id.clone(), pos);
+                store.items.push(entry);
             }
         }
         Ok(())
     }
 
-    /// The resource with `id`.
-    pub fn get(&self, collection: Collection, id: &str) -> Option<Arc<Json>> {
-        let store = self.read(collection);
-        store.index.get(id).map(|&pos| store.items[pos].clone())
+    fn insert_entry(&self, collection: Collection, entry: Entry) {
+        let mut store = self.write(collection);
+        match store.index.get(&entry.id) {
+            Some(&pos) => {
+                let old = &mut store.items[pos];
+                old.body = entry.body;
+                old.meta = entry.meta;
+            }
+            None => {
+                let pos = store.items.len();
+                store.index.insert(entry.id.clone(), pos);
+                store.items.push(entry);
+            }
+        }
     }
 
-    /// Changes the resource with `id` in place; false when there is none. If `change` removes
-    /// or alters the `id`, the change is rejected and the resource kept as it was.
+    /// The resource with `id`, decoded.
+    pub fn get(&self, collection: Collection, id: &str) -> Option<Arc<Json>> {
+        let store = self.read(collection);
+        store
+            .index
+            .get(id)
+            .map(|&pos| Arc::new(store.items[pos].json()))
+    }
+
+    /// The resource with `id` as served, and its owner.
+    pub fn lookup(&self, collection: Collection, id: &str) -> Option<Found> {
+        let store = self.read(collection);
+        let entry = &store.items[*store.index.get(id)?];
+        Some(Found {
+            body: entry.body.clone(),
+            owner: entry.meta.owner.clone(),
+        })
+    }
+
+    /// What the fleet read from the resource with `id`.
+    pub fn meta(&self, collection: Collection, id: &str) -> Option<Meta> {
+        let store = self.read(collection);
+        Some(store.items[*store.index.get(id)?].meta.clone())
+    }
+
+    /// Changes the resource with `id` in place, without recomputing its conditions; false when
+    /// there is none. If `change` removes or alters the `id`, the change is rejected and the
+    /// resource kept as it was.
     pub fn update(&self, collection: Collection, id: &str, change: impl FnOnce(&mut Json)) -> bool {
         let mut store = self.write(collection);
-        let Some(&pos) = store.index.get(id) else {
+        let Ok(entry) = store.entry_mut(collection, id) else {
             return false;
         };
-        let mut resource = Json::clone(&store.items[pos]);
+        let mut resource = entry.json();
         change(&mut resource);
         if resource_id(&resource).ok() == Some(id) {
-            store.items[pos] = Arc::new(resource);
+            entry.store(&resource);
         }
         true
     }
 
     /// Removes and returns the resource with `id`.
     pub fn remove(&self, collection: Collection, id: &str) -> Option<Arc<Json>> {
-        let mut store = self.write(collection);
-        let pos = store.index.remove(id)?;
-        let removed = store.items.remove(pos);
-        let Store { items, index } = &mut *store;
-        for later in &items[pos..] {
-            // Index entries after the removed one shift down by one.
-            if let Some(p) = resource_id(later).ok().and_then(|id| index.get_mut(id)) {
-                *p -= 1;
-            }
-        }
-        Some(removed)
+        let removed = self.write(collection).remove(id)?;
+        Some(Arc::new(removed.json()))
     }
 
     /// How many resources the collection holds.
@@ -144,47 +466,265 @@ impl Fleet {
         self.len(collection) == 0
     }
 
-    /// Page `page` (from 1) of `size` among the resources `keep` accepts, and their total.
+    /// The ids of the collection, in listing order.
+    pub fn ids(&self, collection: Collection) -> Vec<Arc<str>> {
+        let store = self.read(collection);
+        store.items.iter().map(|e| e.id.clone()).collect()
+    }
+
+    /// Page `page` (from 1) of `size` among the resources `filter` keeps, and their total.
     pub fn list(
         &self,
         collection: Collection,
-        keep: impl Fn(&Json) -> bool,
+        filter: &ListFilter,
         page: u32,
         size: u32,
     ) -> ListPage {
         let store = self.read(collection);
         let skip = (page.max(1) as usize - 1).saturating_mul(size as usize);
-        let mut items = Vec::with_capacity((size as usize).min(store.items.len()));
+        let size = size as usize;
+        if filter.keeps_all() {
+            let items = store.items.iter().skip(skip).take(size);
+            return ListPage {
+                items: items.map(|e| e.body.clone()).collect(),
+                total: store.items.len() as u64,
+            };
+        }
+        let mut items = Vec::with_capacity(size.min(store.items.len()));
         let mut total = 0u64;
-        for resource in store.items.iter().filter(|r| keep(r)) {
-            if total as usize >= skip && items.len() < size as usize {
-                items.push(resource.clone());
+        for entry in store.items.iter().filter(|e| filter.keeps(e)) {
+            if total as usize >= skip && items.len() < size {
+                items.push(entry.body.clone());
             }
             total += 1;
         }
         ListPage { items, total }
     }
 
+    /// Counts how many resources of `collection` are reconciled and how many are being deleted.
+    pub fn progress(&self, collection: Collection) -> Progress {
+        let store = self.read(collection);
+        let mut progress = Progress {
+            total: store.items.len(),
+            ..Progress::default()
+        };
+        for entry in &store.items {
+            if entry.meta.deleted {
+                progress.deleting += 1;
+            } else if entry.meta.reconciled {
+                progress.reconciled += 1;
+            }
+        }
+        progress
+    }
+
+    /// The adapter reports filed about the resource with `id`.
+    pub fn statuses(&self, collection: Collection, id: &str) -> Option<Vec<AdapterStatus>> {
+        let store = self.read(collection);
+        Some(store.items[*store.index.get(id)?].statuses.clone())
+    }
+
+    /// Files an adapter report (`PUT …/statuses`), recomputes the conditions, and hard-deletes
+    /// the resource when that completes its deletion.
+    pub fn put_status(
+        &self,
+        collection: Collection,
+        id: &str,
+        report: &StatusReport,
+        observed_time: chrono::DateTime<chrono::Utc>,
+    ) -> Result<PutOutcome, FleetError> {
+        let required = self.required_adapters(collection);
+        let mut store = self.write(collection);
+        let entry = store.entry_mut(collection, id)?;
+        let previous = entry
+            .statuses
+            .iter()
+            .position(|s| s.adapter == report.adapter);
+        let generation = entry.meta.generation;
+        let accepted = status::accept(
+            report,
+            observed_time,
+            previous.map(|i| &entry.statuses[i]),
+            generation,
+        );
+        let stored = match accepted {
+            Ok(stored) => stored,
+            Err(discard) => return Ok(PutOutcome::Discarded(discard)),
+        };
+        match previous {
+            Some(i) => entry.statuses[i] = stored.clone(),
+            None => entry.statuses.push(stored.clone()),
+        }
+        let mut resource = entry.json();
+        reaggregate(&mut resource, &entry.statuses, &required);
+        entry.store(&resource);
+        let hard_deleted = entry.meta.deleted && entry.meta.reconciled;
+        if hard_deleted {
+            store.remove(id);
+        }
+        Ok(PutOutcome::Stored {
+            status: stored,
+            hard_deleted,
+        })
+    }
+
+    /// Applies `PATCH` (`{spec?, labels?}`): a changed spec bumps the generation; the
+    /// conditions are recomputed. Returns the resource as served.
+    pub fn patch(
+        &self,
+        collection: Collection,
+        id: &str,
+        patch: &Json,
+    ) -> Result<Arc<[u8]>, FleetError> {
+        let (spec, labels) = parse_patch(patch)?;
+        let required = self.required_adapters(collection);
+        let now = format_time(self.clock.now());
+        let mut store = self.write(collection);
+        let entry = store.entry_mut(collection, id)?;
+        if entry.meta.deleted {
+            let (kind, id) = (collection.kind(), id.to_string());
+            return Err(FleetError::Deleted { kind, id });
+        }
+        let mut resource = entry.json();
+        if let Some(spec) = spec.filter(|s| resource.get("spec") != Some(s)) {
+            resource["spec"] = spec.clone();
+            resource["generation"] = json!(entry.meta.generation + 1);
+        }
+        if let Some(labels) = labels {
+            resource["labels"] = labels.clone();
+        }
+        resource["updated_time"] = json!(now);
+        resource["updated_by"] = json!(ACTOR);
+        reaggregate(&mut resource, &entry.statuses, &required);
+        entry.store(&resource);
+        Ok(entry.body.clone())
+    }
+
+    /// Applies `DELETE`: marks the resource deleted (`deleted_time`, generation + 1) and, for a
+    /// cluster, its nodepools too. Deleting a resource already marked changes nothing. Returns
+    /// the resource as served.
+    pub fn delete(&self, collection: Collection, id: &str) -> Result<Arc<[u8]>, FleetError> {
+        let now = format_time(self.clock.now());
+        let body = self.mark_deleted(collection, id, &now)?;
+        if collection == Collection::Clusters {
+            let filter = ListFilter {
+                owner: Some(id.to_string()),
+                ..ListFilter::default()
+            };
+            let owned: Vec<Arc<str>> = {
+                let store = self.read(Collection::NodePools);
+                let kept = store.items.iter().filter(|e| filter.keeps(e));
+                kept.map(|e| e.id.clone()).collect()
+            };
+            for nodepool in owned {
+                // A nodepool hard-deleted meanwhile needs no mark.
+                let _ = self.mark_deleted(Collection::NodePools, &nodepool, &now);
+            }
+        }
+        Ok(body)
+    }
+
+    fn mark_deleted(
+        &self,
+        collection: Collection,
+        id: &str,
+        now: &str,
+    ) -> Result<Arc<[u8]>, FleetError> {
+        let required = self.required_adapters(collection);
+        let mut store = self.write(collection);
+        let entry = store.entry_mut(collection, id)?;
+        if entry.meta.deleted {
+            return Ok(entry.body.clone());
+        }
+        let mut resource = entry.json();
+        resource["generation"] = json!(entry.meta.generation + 1);
+        resource["deleted_time"] = json!(now);
+        resource["deleted_by"] = json!(ACTOR);
+        resource["updated_time"] = json!(now);
+        resource["updated_by"] = json!(ACTOR);
+        reaggregate(&mut resource, &entry.statuses, &required);
+        entry.store(&resource);
+        Ok(entry.body.clone())
+    }
+
+    /// Recomputes the conditions of the resource with `id` from its stored reports, as the API
+    /// does after every write.
+    pub fn reaggregate(&self, collection: Collection, id: &str) -> Result<(), FleetError> {
+        let required = self.required_adapters(collection);
+        let mut store = self.write(collection);
+        let entry = store.entry_mut(collection, id)?;
+        let mut resource = entry.json();
+        reaggregate(&mut resource, &entry.statuses, &required);
+        entry.store(&resource);
+        Ok(())
+    }
+
     fn read(&self, collection: Collection) -> RwLockReadGuard<'_, Store> {
         // Writers never panic while holding the lock except inside a caller's `update` closure,
         // and then the store is unchanged, so a poisoned lock still guards a consistent store.
-        self.lock(collection)
+        self.stores[collection.slot()]
             .read()
             .unwrap_or_else(|e| e.into_inner())
     }
 
     fn write(&self, collection: Collection) -> RwLockWriteGuard<'_, Store> {
-        self.lock(collection)
+        self.stores[collection.slot()]
             .write()
             .unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    fn lock(&self, collection: Collection) -> &RwLock<Store> {
-        match collection {
-            Collection::Clusters => &self.clusters,
-            Collection::NodePools => &self.nodepools,
+/// Replaces `status.conditions` of `resource` by the aggregation of `statuses`.
+fn reaggregate(resource: &mut Json, statuses: &[AdapterStatus], required: &[String]) {
+    let updated_time = resource["updated_time"]
+        .as_str()
+        .and_then(parse_time)
+        .unwrap_or_default();
+    let previous = conditions(resource).to_vec();
+    let conditions = status::aggregate(&AggregateInput {
+        generation: resource["generation"].as_i64().unwrap_or(0),
+        updated_time,
+        deleted: resource.get("deleted_time").is_some_and(|t| t.is_string()),
+        previous: &previous,
+        required,
+        statuses,
+    });
+    match resource.get_mut("status").and_then(Json::as_object_mut) {
+        Some(status) => {
+            status.insert("conditions".into(), Json::Array(conditions));
         }
+        None => resource["status"] = json!({ "conditions": conditions }),
     }
+}
+
+fn parse_patch(patch: &Json) -> Result<(Option<&Json>, Option<&Json>), FleetError> {
+    let obj = patch
+        .as_object()
+        .ok_or_else(|| FleetError::BadPatch("the body is not a JSON object".into()))?;
+    if let Some(key) = obj
+        .keys()
+        .find(|k| !matches!(k.as_str(), "spec" | "labels"))
+    {
+        return Err(FleetError::BadPatch(format!("unknown field {key:?}")));
+    }
+    if obj.is_empty() {
+        return Err(FleetError::BadPatch("give spec or labels".into()));
+    }
+    let spec = obj.get("spec");
+    if spec.is_some_and(|s| !s.is_object()) {
+        return Err(FleetError::BadPatch("spec must be an object".into()));
+    }
+    let labels = obj.get("labels");
+    let string_map = |l: &Json| {
+        l.as_object()
+            .is_some_and(|m| m.values().all(Json::is_string))
+    };
+    if labels.is_some_and(|l| !string_map(l)) {
+        return Err(FleetError::BadPatch(
+            "labels must map names to strings".into(),
+        ));
+    }
+    Ok((spec, labels))
 }
 
 fn resource_id(resource: &Json) -> Result<&str, FleetError> {
@@ -212,22 +752,26 @@ pub fn sample_resource(collection: Collection, index: u64, labels: &[(&str, &str
         .iter()
         .map(|(k, v)| (k.to_string(), Json::from(*v)))
         .collect();
+    let owner = sample_id(Collection::Clusters, index);
+    let href = match collection {
+        Collection::Clusters => format!("/api/hyperfleet/v1/clusters/{id}"),
+        Collection::NodePools => format!("/api/hyperfleet/v1/clusters/{owner}/nodepools/{id}"),
+    };
     let mut resource = json!({
         "kind": collection.kind(),
         "id": id,
-        "href": format!("/api/hyperfleet/v1/{}/{id}", collection.path()),
+        "href": href,
         "name": format!("{}-{index}", &collection.path()[..collection.path().len() - 1]),
         "labels": labels,
         "spec": {},
         "generation": 1,
         "created_time": time,
         "updated_time": time,
-        "created_by": "sim@example.com",
-        "updated_by": "sim@example.com",
+        "created_by": ACTOR,
+        "updated_by": ACTOR,
         "status": {"conditions": [condition("Reconciled"), condition("LastKnownReconciled")]},
     });
     if collection == Collection::NodePools {
-        let owner = sample_id(Collection::Clusters, index);
         resource["owner_references"] = json!({
             "id": owner, "kind": "Cluster", "href": format!("/api/hyperfleet/v1/clusters/{owner}"),
         });
@@ -254,74 +798,4 @@ fn sample_time(index: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fleet_of(n: u64) -> Fleet {
-        let fleet = Fleet::new();
-        for i in 0..n {
-            let shard = if i % 2 == 0 { "even" } else { "odd" };
-            fleet
-                .insert(
-                    Collection::Clusters,
-                    sample_resource(Collection::Clusters, i, &[("shard", shard)]),
-                )
-                .unwrap();
-        }
-        fleet
-    }
-
-    #[test]
-    fn lists_pages_of_the_filtered_collection() {
-        let fleet = fleet_of(7);
-        let page = fleet.list(Collection::Clusters, |_| true, 3, 3);
-        assert_eq!((page.items.len(), page.total), (1, 7));
-        let odd = |r: &Json| r["labels"]["shard"] == "odd";
-        let page = fleet.list(Collection::Clusters, odd, 1, 2);
-        assert_eq!(page.total, 3);
-        assert_eq!(page.items[0]["id"], sample_id(Collection::Clusters, 1));
-        assert!(
-            fleet
-                .list(Collection::Clusters, |_| true, 9, 3)
-                .items
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn insert_update_remove_keep_the_index_consistent() {
-        let fleet = fleet_of(4);
-        let id1 = sample_id(Collection::Clusters, 1);
-        let id3 = sample_id(Collection::Clusters, 3);
-        assert!(fleet.remove(Collection::Clusters, &id1).is_some());
-        assert!(fleet.update(Collection::Clusters, &id3, |r| r["generation"] = json!(2)));
-        assert_eq!(
-            fleet.get(Collection::Clusters, &id3).unwrap()["generation"],
-            2
-        );
-        assert!(fleet.update(Collection::Clusters, &id3, |r| r["id"] = json!("other")));
-        assert!(fleet.get(Collection::Clusters, &id3).is_some());
-        assert_eq!(fleet.len(Collection::Clusters), 3);
-        assert_eq!(
-            fleet.insert(Collection::Clusters, json!([])),
-            Err(FleetError::NotAnObject)
-        );
-        assert_eq!(
-            fleet.insert(Collection::Clusters, json!({})),
-            Err(FleetError::MissingId)
-        );
-        assert!(fleet.is_empty(Collection::NodePools));
-    }
-
-    #[test]
-    fn sample_resources_decode_cleanly() {
-        let r =
-            crate::resource::Resource::from_json(sample_resource(Collection::NodePools, 5, &[]));
-        assert_eq!(r.kind.as_deref().unwrap(), "NodePool");
-        assert_eq!(r.created_time.as_deref().unwrap(), "2025-01-01T00:00:05Z");
-        assert_eq!(
-            r.condition("Reconciled").unwrap().observed_generation,
-            Ok(1)
-        );
-    }
-}
+mod tests;

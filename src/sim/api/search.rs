@@ -38,12 +38,17 @@ pub struct SearchError {
 impl Search {
     /// Whether `resource` satisfies every term.
     pub fn matches(&self, resource: &Json) -> bool {
+        self.matches_labels(resource.get("labels"))
+    }
+
+    /// Whether a resource with `labels` (its `labels` object, if any) satisfies every term.
+    pub fn matches_labels(&self, labels: Option<&Json>) -> bool {
         self.terms.iter().all(|term| match term {
             Term::LabelEquals { key, value } => {
-                resource
-                    .pointer("/labels")
+                labels
                     .and_then(|labels| labels.get(key))
-                    == Some(&Json::String(value.clone()))
+                    .and_then(Json::as_str)
+                    == Some(value.as_str())
             }
         })
     }

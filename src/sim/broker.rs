@@ -1,0 +1,239 @@
+//! The broker as the simulated adapters see it: one queue per adapter, each receiving every event
+//! the sentinel publishes on a topic.
+//!
+//! - [`InProcessBroker`]: a [`MessageSink`] for [`crate::sentinel::broker::MemoryPublisher`]
+//!   that copies each message into every adapter's queue (a fanout exchange in memory).
+//! - [`RabbitQueues`]: real RabbitMQ queues `{topic}-{adapter}` bound to the exchange the
+//!   sentinel publishes to (named after the topic, fanout, durable, as the publisher declares
+//!   it), whose deliveries are forwarded to the adapters' queues.
+//!
+//! Invariant: each queue receives each event once, in publish order; `delivered` counts events,
+//! not copies.
+
+use crate::sentinel::broker::MessageSink;
+use crate::sim::adapters::Message;
+use lapin::options::{
+    BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions, QueuePurgeOptions,
+};
+use lapin::types::FieldTable;
+use lapin::{Connection, ConnectionProperties, ExchangeKind, message::DeliveryResult};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// An in-memory fanout exchange feeding one queue per adapter.
+#[derive(Debug)]
+pub struct InProcessBroker {
+    queues: Vec<mpsc::UnboundedSender<Message>>,
+    delivered: AtomicU64,
+}
+
+impl InProcessBroker {
+    /// A broker with `n` queues, and their receiving ends in the same order.
+    pub fn new(n: usize) -> (Arc<InProcessBroker>, Vec<mpsc::UnboundedReceiver<Message>>) {
+        let (senders, receivers) = (0..n).map(|_| mpsc::unbounded_channel()).unzip();
+        let broker = InProcessBroker {
+            queues: senders,
+            delivered: AtomicU64::new(0),
+        };
+        (Arc::new(broker), receivers)
+    }
+
+    /// Events delivered so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered.load(Ordering::Acquire)
+    }
+}
+
+impl MessageSink for InProcessBroker {
+    fn deliver(&self, _event_id: uuid::Uuid, body: &[u8]) -> Result<(), String> {
+        if !self.queues.is_empty() {
+            let message: Message = Arc::from(body);
+            for queue in &self.queues {
+                // A closed queue belongs to an adapter that stopped; the others still get it.
+                let _ = queue.send(message.clone());
+            }
+        }
+        self.delivered.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+/// Why the RabbitMQ side of the simulation could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("rabbitmq at {url}: {what}: {reason}")]
+pub struct RabbitSetupError {
+    /// The URL, password masked.
+    pub url: String,
+    /// The step that failed.
+    pub what: &'static str,
+    /// The broker's or client's message.
+    pub reason: String,
+}
+
+/// Consumers of `{topic}-{adapter}` queues on a real RabbitMQ.
+pub struct RabbitQueues {
+    conn: Connection,
+    delivered: Arc<AtomicU64>,
+}
+
+impl RabbitQueues {
+    /// Declares the exchange `topic` (fanout, durable, as the sentinel's publisher does), one
+    /// queue `{topic}-{adapter}` per adapter (emptied, deleted once unused) bound to it, and
+    /// starts consuming. Gives the receiving ends in the order of `adapters`.
+    pub async fn bind(
+        url: &str,
+        topic: &str,
+        adapters: &[String],
+    ) -> Result<(RabbitQueues, Vec<mpsc::UnboundedReceiver<Message>>), RabbitSetupError> {
+        let masked = crate::sentinel::broker::config::mask_url(url);
+        let fail = |what: &'static str| {
+            let url = masked.clone();
+            move |e: lapin::Error| RabbitSetupError {
+                url,
+                what,
+                reason: e.to_string(),
+            }
+        };
+        let lapin_url = lapin_url(url);
+        let connecting = Connection::connect(&lapin_url, ConnectionProperties::default());
+        let conn = match tokio::time::timeout(Duration::from_secs(10), connecting).await {
+            Ok(conn) => conn.map_err(fail("connect"))?,
+            Err(_) => {
+                return Err(RabbitSetupError {
+                    url: masked,
+                    what: "connect",
+                    reason: "no answer within 10s".into(),
+                });
+            }
+        };
+        let delivered = Arc::new(AtomicU64::new(0));
+        let mut receivers = Vec::with_capacity(adapters.len());
+        for (i, adapter) in adapters.iter().enumerate() {
+            let channel = conn.create_channel().await.map_err(fail("open channel"))?;
+            let durable = ExchangeDeclareOptions {
+                durable: true,
+                ..Default::default()
+            };
+            channel
+                .exchange_declare(
+                    topic.into(),
+                    ExchangeKind::Fanout,
+                    durable,
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(fail("declare exchange"))?;
+            let queue = format!("{topic}-{adapter}");
+            let options = QueueDeclareOptions {
+                auto_delete: true,
+                ..Default::default()
+            };
+            channel
+                .queue_declare(queue.as_str().into(), options, FieldTable::default())
+                .await
+                .map_err(fail("declare queue"))?;
+            channel
+                .queue_purge(queue.as_str().into(), QueuePurgeOptions::default())
+                .await
+                .map_err(fail("purge queue"))?;
+            channel
+                .queue_bind(
+                    queue.as_str().into(),
+                    topic.into(),
+                    "".into(),
+                    QueueBindOptions::default(),
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(fail("bind queue"))?;
+            channel
+                .basic_qos(1000, BasicQosOptions::default())
+                .await
+                .map_err(fail("set qos"))?;
+            let consume = BasicConsumeOptions {
+                no_ack: true,
+                ..Default::default()
+            };
+            let tag = format!("sentinel-simulate-{adapter}");
+            let consumer = channel
+                .basic_consume(
+                    queue.as_str().into(),
+                    tag.as_str().into(),
+                    consume,
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(fail("consume"))?;
+            let (tx, rx) = mpsc::unbounded_channel::<Message>();
+            let count = (i == 0).then(|| delivered.clone());
+            consumer.set_delegate(move |delivery: DeliveryResult| {
+                let tx = tx.clone();
+                let count = count.clone();
+                async move {
+                    if let Ok(Some(delivery)) = delivery {
+                        if let Some(count) = count {
+                            count.fetch_add(1, Ordering::AcqRel);
+                        }
+                        let _ = tx.send(Arc::from(delivery.data));
+                    }
+                }
+            });
+            receivers.push(rx);
+        }
+        Ok((RabbitQueues { conn, delivered }, receivers))
+    }
+
+    /// Events delivered to the first adapter's queue so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered.load(Ordering::Acquire)
+    }
+
+    /// Closes the connection (the queues go away with their consumers).
+    pub async fn close(self) {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(5),
+            self.conn.close(200, "simulation over".into()),
+        )
+        .await;
+    }
+}
+
+/// The broker.yaml reading of an AMQP URL for lapin: a bare trailing `/` means vhost `/`.
+fn lapin_url(url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    match after_scheme.find('/') {
+        Some(i) if i + 1 == after_scheme.len() => format!("{url}%2f"),
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_queue_gets_every_event_once() {
+        let (broker, mut queues) = InProcessBroker::new(2);
+        broker.deliver(uuid::Uuid::nil(), b"one").unwrap();
+        broker.deliver(uuid::Uuid::nil(), b"two").unwrap();
+        assert_eq!(broker.delivered(), 2);
+        for queue in &mut queues {
+            assert_eq!(&*queue.try_recv().unwrap(), b"one");
+            assert_eq!(&*queue.try_recv().unwrap(), b"two");
+            assert!(queue.try_recv().is_err());
+        }
+        let (alone, _) = InProcessBroker::new(0);
+        alone.deliver(uuid::Uuid::nil(), b"x").unwrap();
+        assert_eq!(alone.delivered(), 1);
+    }
+
+    #[test]
+    fn a_trailing_slash_is_the_default_vhost() {
+        assert_eq!(lapin_url("amqp://g:g@h:5672/"), "amqp://g:g@h:5672/%2f");
+        assert_eq!(lapin_url("amqp://g:g@h:5672/v"), "amqp://g:g@h:5672/v");
+        assert_eq!(lapin_url("amqp://h"), "amqp://h");
+    }
+}

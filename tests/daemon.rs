@@ -1,0 +1,1739 @@
+//! The daemon end to end, against real parts only: the real RabbitMQ on 127.0.0.1:5672
+//! (guest/guest), the fake HyperFleet API (`sentinel::sim::api`) on 127.0.0.1:0, and the real
+//! `sentinel` binary with real signals.
+//!
+//! - In-process cycles (`Daemon::cycle` with a fixed `now`): the exact events of a mixed fleet
+//!   (tests/data/daemon/{config.yaml,fleet.json,events.golden}), the AMQP properties, the
+//!   resources skipped, the cycle report, the log lines and the metrics; a fetch failure mid-fleet;
+//!   paging with prefetch; a broker outage and recovery; shutdown mid-cycle; `Daemon::run`.
+//! - Health and readiness over HTTP.
+//! - `sentinel serve` as a process: readiness, metrics, events, logs, SIGTERM mid-publish and
+//!   SIGINT mid-fetch (exit 0), startup failures (exit 1, one line), `--help`.
+//! - Config precedence through `sentinel config-dump`.
+//!
+//! RabbitMQ missing fails the tests loudly; nothing is skipped. Every wait is a bounded poll whose
+//! bound only turns a hang into a failure.
+
+use lapin::options::{
+    BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
+    QueueDeclareOptions,
+};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use sentinel::cel::time::{Timestamp, parse_timestamp};
+use sentinel::rules::Rules;
+use sentinel::sentinel::api::{ApiClient, ApiClientConfig, Backoff};
+use sentinel::sentinel::broker::config::{ExchangeType, RabbitConfig};
+use sentinel::sentinel::broker::{Publisher, RabbitOptions, RabbitPublisher};
+use sentinel::sentinel::config::{ConfigFlags, load_str};
+use sentinel::sentinel::health::{self, HealthState};
+use sentinel::sentinel::logging::GoFormat;
+use sentinel::sentinel::metrics::Metrics;
+use sentinel::sentinel::runtime::{CycleReport, Daemon};
+use sentinel::sim::api::{
+    Collection, FakeApi, Fault, FaultRule, Fleet, ServerHandle, sample_resource, serve,
+};
+use serde_json::{Value as Json, json};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use uuid::Uuid;
+
+const RABBIT_ADDR: &str = "127.0.0.1:5672";
+/// broker.yaml's spelling: the trailing `/` is vhost `/`.
+const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
+/// lapin's spelling of the same, for the test's own connection.
+const RIG_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+/// Bound on every "wait until" loop; reaching it fails the test, it never decides success.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// The `now` of the in-process cycles; fleet.json's times are relative to it.
+const NOW: &str = "2025-06-01T12:00:00Z";
+/// The version label of the in-process metrics.
+const VERSION: &str = "0.0.0-test";
+const CLUSTERS: &str = "/api/hyperfleet/v1/clusters";
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/daemon")
+        .join(name)
+}
+
+fn read_data(name: &str) -> String {
+    let path = data(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn unique(what: &str) -> String {
+    format!("sentinel-test-{what}-{}", Uuid::now_v7())
+}
+
+fn now() -> Timestamp {
+    parse_timestamp(NOW).expect("NOW is a valid timestamp")
+}
+
+/// Polls `check` until it returns `Some`, failing with `what` after [`PATIENCE`].
+async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up waiting: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RabbitMQ rig: the test's own connection, declaring exchanges and queues and reading messages.
+
+struct Rig {
+    conn: Connection,
+    ch: Channel,
+    exchanges: Vec<String>,
+}
+
+async fn rig() -> Rig {
+    let connecting = Connection::connect(RIG_URL, ConnectionProperties::default());
+    let conn = match tokio::time::timeout(Duration::from_secs(10), connecting).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => panic!(
+            "RabbitMQ is not reachable at {RABBIT_ADDR} as guest/guest ({e}); the daemon tests \
+             need a running broker: start it with `rabbitmq-server -detached`"
+        ),
+        Err(_) => panic!("RabbitMQ at {RABBIT_ADDR} did not answer within 10s; is it running?"),
+    };
+    let ch = conn.create_channel().await.expect("rig channel");
+    Rig {
+        conn,
+        ch,
+        exchanges: Vec::new(),
+    }
+}
+
+impl Rig {
+    /// A fresh durable fanout exchange (as the publisher declares it) with one exclusive queue
+    /// bound to it; the exchange is deleted by `cleanup`.
+    async fn exchange_and_queue(&mut self, what: &str) -> (String, String) {
+        let exchange = unique(what);
+        self.exchanges.push(exchange.clone());
+        let durable = ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        self.ch
+            .exchange_declare(
+                exchange.as_str().into(),
+                ExchangeKind::Fanout,
+                durable,
+                FieldTable::default(),
+            )
+            .await
+            .expect("exchange_declare");
+        let queue = unique("queue");
+        let exclusive = QueueDeclareOptions {
+            exclusive: true,
+            auto_delete: true,
+            ..Default::default()
+        };
+        self.ch
+            .queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
+            .await
+            .expect("queue_declare");
+        self.ch
+            .queue_bind(
+                queue.as_str().into(),
+                exchange.as_str().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .expect("queue_bind");
+        (exchange, queue)
+    }
+
+    async fn try_next(&self, queue: &str) -> Option<lapin::message::Delivery> {
+        let options = BasicGetOptions { no_ack: true };
+        self.ch
+            .basic_get(queue.into(), options)
+            .await
+            .expect("basic_get")
+            .map(|m| m.delivery)
+    }
+
+    /// The next message on `queue`, waiting (bounded) for it.
+    async fn next(&self, queue: &str) -> lapin::message::Delivery {
+        eventually(&format!("a message on {queue}"), async || {
+            self.try_next(queue).await
+        })
+        .await
+    }
+
+    /// Every message on `queue` now. With publisher confirms on, a confirmed publish is already
+    /// routed, so after a cycle this is exactly what the cycle published.
+    async fn drain(&self, queue: &str) -> Vec<lapin::message::Delivery> {
+        let mut out = Vec::new();
+        while let Some(msg) = self.try_next(queue).await {
+            out.push(msg);
+        }
+        out
+    }
+
+    async fn cleanup(self) {
+        for exchange in &self.exchanges {
+            let _ = self
+                .ch
+                .exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
+                .await;
+        }
+        let _ = self.conn.close(200, "OK".into()).await;
+    }
+}
+
+fn body(msg: &lapin::message::Delivery) -> String {
+    String::from_utf8_lossy(&msg.data).into_owned()
+}
+
+fn data_id(msg: &lapin::message::Delivery) -> String {
+    let event: Json = serde_json::from_slice(&msg.data).expect("event body is JSON");
+    event["data"]["id"].as_str().unwrap_or_default().to_string()
+}
+
+/// The properties the Go adapters (watermill) expect: persistent, the one UUID header equal to
+/// the CloudEvent id, nothing else (no content type).
+fn assert_watermill_properties(msg: &lapin::message::Delivery) {
+    let event: Json = serde_json::from_slice(&msg.data).expect("event body is JSON");
+    let id = event["id"].as_str().expect("event id");
+    let mut headers = FieldTable::default();
+    headers.insert(
+        ShortString::from("_watermill_message_uuid"),
+        AMQPValue::LongString(id.to_string().into()),
+    );
+    let expected = BasicProperties::default()
+        .with_delivery_mode(2)
+        .with_headers(headers);
+    assert_eq!(msg.properties, expected, "properties of {id}");
+    assert_eq!(msg.properties.content_type(), &None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A TCP proxy in front of RabbitMQ that the test can cut or freeze (as in tests/broker.rs), so
+// outages touch no other connection on the shared broker.
+
+struct Proxy {
+    addr: SocketAddr,
+    refusing: Arc<AtomicBool>,
+    frozen: Arc<AtomicBool>,
+    /// Chunks (other than heartbeats) held back while frozen, either way.
+    held: Arc<AtomicUsize>,
+    links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+/// Copies bytes one way; while `frozen`, holds what it read (the peer hears nothing, but its
+/// writes still succeed: a half-open connection) and counts in `held` the chunks held that are
+/// not a lone heartbeat frame (AMQP frame type 8, 8 bytes).
+async fn pump(
+    mut from: OwnedReadHalf,
+    mut to: OwnedWriteHalf,
+    frozen: Arc<AtomicBool>,
+    held: Arc<AtomicUsize>,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let heartbeat = n == 8 && buf[0] == 8;
+        if frozen.load(Ordering::SeqCst) && !heartbeat {
+            held.fetch_add(1, Ordering::SeqCst);
+        }
+        while frozen.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Proxy {
+    async fn start() -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+        let addr = listener.local_addr().expect("proxy addr");
+        let proxy = Proxy {
+            addr,
+            refusing: Arc::new(AtomicBool::new(false)),
+            frozen: Arc::new(AtomicBool::new(false)),
+            held: Arc::new(AtomicUsize::new(0)),
+            links: Arc::new(Mutex::new(Vec::new())),
+        };
+        let (refusing, frozen, held, links) = (
+            proxy.refusing.clone(),
+            proxy.frozen.clone(),
+            proxy.held.clone(),
+            proxy.links.clone(),
+        );
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                if refusing.load(Ordering::SeqCst) {
+                    continue; // dropping the socket closes it: the broker is "down"
+                }
+                let (frozen, held) = (frozen.clone(), held.clone());
+                let link = tokio::spawn(async move {
+                    if let Ok(upstream) = TcpStream::connect(RABBIT_ADDR).await {
+                        let (in_read, in_write) = inbound.into_split();
+                        let (up_read, up_write) = upstream.into_split();
+                        tokio::join!(
+                            pump(in_read, up_write, frozen.clone(), held.clone()),
+                            pump(up_read, in_write, frozen, held)
+                        );
+                    }
+                });
+                links.lock().expect("links").push(link.abort_handle());
+            }
+        });
+        proxy
+    }
+
+    fn url(&self) -> String {
+        format!("amqp://guest:guest@{}/", self.addr)
+    }
+
+    fn cut(&self) {
+        self.refusing.store(true, Ordering::SeqCst);
+        for link in self.links.lock().expect("links").drain(..) {
+            link.abort();
+        }
+    }
+
+    fn restore(&self) {
+        self.refusing.store(false, Ordering::SeqCst);
+    }
+
+    fn freeze(&self, frozen: bool) {
+        self.held.store(0, Ordering::SeqCst);
+        self.frozen.store(frozen, Ordering::SeqCst);
+    }
+
+    fn held(&self) -> usize {
+        self.held.load(Ordering::SeqCst)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake API and in-process daemons.
+
+struct FakeServer {
+    api: Arc<FakeApi>,
+    base_url: String,
+    _server: ServerHandle,
+}
+
+async fn fake_api(fleet: Fleet) -> FakeServer {
+    let api = Arc::new(FakeApi::new(Arc::new(fleet)));
+    let (addr, server) = serve(api.clone(), "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("fake API listens");
+    FakeServer {
+        api,
+        base_url: format!("http://{addr}"),
+        _server: server,
+    }
+}
+
+impl FakeServer {
+    /// The list page numbers requested so far (the probe has none).
+    fn pages_requested(&self) -> Vec<u32> {
+        self.api
+            .requests()
+            .iter()
+            .filter_map(|r| r.page())
+            .collect()
+    }
+}
+
+/// The resources of tests/data/daemon/fleet.json, in file (= API) order.
+fn fixture_fleet() -> Fleet {
+    let fleet = Fleet::new();
+    let items: Vec<Json> = serde_json::from_str(&read_data("fleet.json")).expect("fleet.json");
+    for item in items {
+        fleet
+            .insert(Collection::Clusters, item)
+            .expect("fleet.json resource");
+    }
+    fleet
+}
+
+/// `n` clusters that are new (generation 1, never reconciled): due in every cycle.
+fn new_clusters(n: u64) -> Fleet {
+    let fleet = Fleet::new();
+    for i in 0..n {
+        let mut resource = sample_resource(Collection::Clusters, i, &[]);
+        resource["status"] = json!({"conditions": []});
+        fleet
+            .insert(Collection::Clusters, resource)
+            .expect("sample cluster");
+    }
+    fleet
+}
+
+fn cluster_ids(fleet: &Fleet) -> Vec<String> {
+    let all = fleet.list(Collection::Clusters, |_| true, 1, u32::MAX);
+    all.items
+        .iter()
+        .map(|r| r["id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn rules() -> Arc<Rules> {
+    let config = load_str(
+        &read_data("config.yaml"),
+        "config.yaml",
+        &ConfigFlags::default(),
+        &|_| None,
+    )
+    .expect("tests/data/daemon/config.yaml loads");
+    Arc::new(Rules::compile(&config).expect("tests/data/daemon/config.yaml compiles"))
+}
+
+fn fast_backoff() -> Backoff {
+    Backoff {
+        initial: Duration::from_millis(2),
+        multiplier: 2.0,
+        max_interval: Duration::from_millis(20),
+        jitter: 0.1,
+        max_elapsed: Duration::from_millis(200),
+    }
+}
+
+/// How an in-process daemon is put together.
+struct Setup<'a> {
+    base_url: &'a str,
+    amqp_url: &'a str,
+    topic: &'a str,
+    page_size: u32,
+    prefetch: usize,
+    poll_interval: Duration,
+}
+
+async fn daemon(setup: Setup<'_>) -> Daemon {
+    let api = ApiClient::new(ApiClientConfig {
+        base_url: setup.base_url.to_string(),
+        page_size: setup.page_size,
+        prefetch: setup.prefetch,
+        backoff: fast_backoff(),
+        ..ApiClientConfig::default()
+    })
+    .expect("api client");
+    let cfg = RabbitConfig {
+        url: setup.amqp_url.to_string(),
+        exchange_type: ExchangeType::Fanout,
+        publisher_confirm: true,
+        ..Default::default()
+    };
+    let options = RabbitOptions {
+        backoff_initial: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(200),
+        ..Default::default()
+    };
+    let publisher = RabbitPublisher::connect(&cfg, setup.topic, options)
+        .await
+        .expect("publisher connects");
+    Daemon {
+        resource_type: "clusters".into(),
+        search: None,
+        topic: setup.topic.to_string(),
+        poll_interval: setup.poll_interval,
+        rules: rules(),
+        api,
+        publisher: Publisher::Rabbit(Box::new(publisher)),
+        metrics: Metrics::new(VERSION, "clusters", &[], setup.topic),
+        health: HealthState::new(setup.poll_interval),
+    }
+}
+
+/// A shutdown channel whose sender stays alive (a dropped sender is no shutdown request).
+fn no_shutdown() -> (watch::Sender<bool>, watch::Receiver<bool>) {
+    watch::channel(false)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics text and logs.
+
+/// The value of the sample `name{labels}` in Prometheus text, if present. `labels` are the
+/// series' labels besides `component` and `version`, compared as a set.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut want: BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    want.insert("component".into(), "sentinel".into());
+    want.insert("version".into(), VERSION.into());
+    series(text, name)
+        .into_iter()
+        .find(|(got, _)| *got == want)
+        .map(|(_, value)| value)
+}
+
+/// Every sample of metric `name`: its labels and value.
+fn series(text: &str, name: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((head, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let (metric, labels) = match head.split_once('{') {
+            Some((metric, rest)) => (metric, parse_labels(rest.trim_end_matches('}'))),
+            None => (head, BTreeMap::new()),
+        };
+        if metric == name {
+            out.push((labels, value.parse().expect("sample value")));
+        }
+    }
+    out
+}
+
+/// `a="x",b="y \"q\""` → {a: x, b: y "q"}.
+fn parse_labels(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut chars = text.chars().peekable();
+    while chars.peek().is_some() {
+        let key: String = chars.by_ref().take_while(|c| *c != '=').collect();
+        assert_eq!(chars.next(), Some('"'), "label {key} in {text}");
+        let mut value = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => value.push(match chars.next() {
+                    Some('n') => '\n',
+                    Some(other) => other,
+                    None => break,
+                }),
+                '"' => break,
+                c => value.push(c),
+            }
+        }
+        if chars.peek() == Some(&',') {
+            chars.next();
+        }
+        out.insert(key, value);
+    }
+    out
+}
+
+fn base(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut labels = vec![("resource_type", "clusters"), ("resource_selector", "all")];
+    labels.extend_from_slice(extra);
+    labels
+}
+
+const PUBLISHED: &str = "hyperfleet_sentinel_events_published_total";
+const SKIPPED: &str = "hyperfleet_sentinel_resources_skipped_total";
+const PENDING: &str = "hyperfleet_sentinel_pending_resources";
+const POLLS: &str = "hyperfleet_sentinel_poll_duration_seconds_count";
+const LAST_POLL: &str = "hyperfleet_sentinel_last_successful_poll_timestamp_seconds";
+const API_ERRORS: &str = "hyperfleet_sentinel_api_errors_total";
+const BROKER_ERRORS: &str = "hyperfleet_sentinel_broker_errors_total";
+const MATCHED: &str = "message decision matched";
+
+fn published_metric(m: &Metrics) -> f64 {
+    sample(&m.render(), PUBLISHED, &base(&[("reason", MATCHED)])).unwrap_or(0.0)
+}
+
+fn last_poll(m: &Metrics) -> f64 {
+    sample(&m.render(), LAST_POLL, &[]).expect("last successful poll gauge")
+}
+
+/// The log lines of this test process, written by the [`GoFormat`] JSON formatter.
+///
+/// One global subscriber for the whole process: a thread-local one (`set_default`) loses events
+/// when other tests hit the same callsites first (tracing caches callsite interest globally).
+/// Tests tell their lines apart by the `topic` field, unique per test.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("logs").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn logs() -> &'static Logs {
+    static LOGS: std::sync::OnceLock<Logs> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .event_format(GoFormat::new(true, VERSION))
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+        logs
+    })
+}
+
+impl Logs {
+    /// `(level, message)` of every line logged with this `topic` so far.
+    fn lines(&self, topic: &str) -> Vec<(String, String)> {
+        let bytes = self.0.lock().expect("logs").clone();
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(|line| serde_json::from_str::<Json>(line).expect("log lines are JSON"))
+            .filter(|v| v["topic"] == topic)
+            .map(|v| {
+                let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (field("level"), field("message"))
+            })
+            .collect()
+    }
+}
+
+fn messages_starting(lines: &[(String, String)], level: &str, prefix: &str) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|(l, m)| l == level && m.starts_with(prefix))
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-process cycles.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_publishes_exactly_the_due_resources() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("cycle").await;
+    let api = fake_api(fixture_fleet()).await;
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 3,
+        prefetch: 2,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let logs = logs();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs_f64();
+
+    // The sender is dropped at once: that must not read as a shutdown request.
+    let (_, mut shutdown) = watch::channel(false);
+    let report = daemon.cycle(now(), &mut shutdown).await;
+    let expected_report = CycleReport {
+        total: 8,
+        published: 4,
+        skipped: 4,
+        failed: 0,
+        completed: true,
+    };
+    assert_eq!(report, expected_report);
+
+    // Exactly the four due resources, in API order, byte for byte.
+    let golden: Vec<String> = read_data("events.golden")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let messages = rig.drain(&queue).await;
+    let ids: Vec<String> = messages.iter().map(data_id).collect();
+    assert_eq!(
+        ids,
+        ["cls-new", "cls-stale", "cls-unreconciled", "cls-bumped"]
+    );
+    for (msg, expected) in messages.iter().zip(&golden) {
+        let event: Json = serde_json::from_slice(&msg.data).expect("JSON body");
+        let id = event["id"].as_str().expect("id");
+        let uuid = Uuid::parse_str(id).expect("event id is a UUID");
+        assert_eq!(uuid.get_version_num(), 7, "{id}");
+        assert_eq!(body(msg), expected.replace("{id}", id));
+        assert_watermill_properties(msg);
+        assert_eq!(msg.exchange.as_str(), topic);
+    }
+
+    // Metrics by name and labels.
+    let text = daemon.metrics.render();
+    assert_eq!(
+        sample(&text, PUBLISHED, &base(&[("reason", MATCHED)])),
+        Some(4.0)
+    );
+    let skipped = series(&text, SKIPPED);
+    let reason_of = |(labels, value): &(BTreeMap<String, String>, f64)| {
+        (labels.get("reason").cloned().unwrap_or_default(), *value)
+    };
+    let mut reasons: Vec<(String, f64)> = skipped.iter().map(reason_of).collect();
+    reasons.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(reasons.len(), 2, "{text}");
+    assert_eq!(reasons[0], ("message decision result is false".into(), 2.0));
+    assert!(
+        reasons[1]
+            .0
+            .starts_with("param \"ref_time\" evaluation failed: invalid field 'last_updated_time'"),
+        "{reasons:?}"
+    );
+    assert_eq!(reasons[1].1, 1.0);
+    assert_eq!(sample(&text, PENDING, &base(&[])), Some(4.0));
+    assert_eq!(sample(&text, POLLS, &base(&[])), Some(1.0));
+    assert!(series(&text, API_ERRORS).is_empty(), "{text}");
+    assert!(series(&text, BROKER_ERRORS).is_empty(), "{text}");
+    let last = last_poll(&daemon.metrics);
+    assert!(last >= before.floor(), "last poll {last} before {before}");
+    let broker_published = "hyperfleet_broker_messages_published_total";
+    assert_eq!(
+        sample(&text, broker_published, &[("topic", &topic)]),
+        Some(4.0)
+    );
+
+    // Logs: one line per published event, the empty id warned about, one cycle summary.
+    let lines = logs.lines(&topic);
+    let published = messages_starting(&lines, "info", "Published event resource_id=");
+    assert_eq!(
+        published,
+        [
+            "Published event resource_id=cls-new",
+            "Published event resource_id=cls-stale",
+            "Published event resource_id=cls-unreconciled",
+            "Published event resource_id=cls-bumped",
+        ]
+    );
+    let empty = messages_starting(&lines, "warn", "Skipping resource with empty id");
+    assert_eq!(empty.len(), 1, "{lines:?}");
+    let summary = messages_starting(&lines, "info", "Trigger cycle completed");
+    assert_eq!(summary.len(), 1, "{lines:?}");
+    assert!(
+        summary[0].starts_with("Trigger cycle completed total=8 published=4 skipped=4 duration="),
+        "{}",
+        summary[0]
+    );
+    assert!(summary[0].ends_with('s'), "{}", summary[0]);
+
+    // The same `now` decides the same way: the next cycle publishes the same set again.
+    let mut shutdown = no_shutdown().1;
+    let again = daemon.cycle(now(), &mut shutdown).await;
+    assert_eq!(again, expected_report);
+    let ids: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
+    assert_eq!(
+        ids,
+        ["cls-new", "cls-stale", "cls-unreconciled", "cls-bumped"]
+    );
+    assert_eq!(published_metric(&daemon.metrics), 8.0);
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_failure_abandons_the_cycle() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("fetch-failure").await;
+    let fleet = new_clusters(6);
+    let ids = cluster_ids(&fleet);
+    let api = fake_api(fleet).await;
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 2,
+        prefetch: 2,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let (_keep, mut shutdown) = no_shutdown();
+
+    let first = daemon.cycle(now(), &mut shutdown).await;
+    assert!(first.completed && first.published == 6, "{first:?}");
+    assert_eq!(rig.drain(&queue).await.len(), 6);
+    let last_success = last_poll(&daemon.metrics);
+    assert!(last_success > 0.0);
+
+    // Page 2 fails on every attempt (retried, then given up): the cycle stops there.
+    api.api
+        .inject(FaultRule::new(Fault::Status(500)).on_page(2).always());
+    let failed = daemon.cycle(now(), &mut shutdown).await;
+    assert_eq!(
+        failed,
+        CycleReport {
+            total: 2,
+            published: 2,
+            skipped: 0,
+            failed: 0,
+            completed: false,
+        }
+    );
+    let page_one: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
+    assert_eq!(page_one, ids[..2], "page 1 published once, nothing after");
+    let text = daemon.metrics.render();
+    let fetch_errors = base(&[("error_type", "fetch_error")]);
+    assert_eq!(sample(&text, API_ERRORS, &fetch_errors), Some(1.0));
+    assert_eq!(
+        last_poll(&daemon.metrics),
+        last_success,
+        "last success moved"
+    );
+    assert_eq!(sample(&text, POLLS, &base(&[])), Some(1.0));
+
+    // The API recovers: the next cycle completes and moves the timestamp again.
+    api.api.faults.clear();
+    let third = daemon.cycle(now(), &mut shutdown).await;
+    assert!(third.completed && third.published == 6, "{third:?}");
+    assert_eq!(rig.drain(&queue).await.len(), 6);
+    assert_eq!(
+        sample(&daemon.metrics.render(), POLLS, &base(&[])),
+        Some(2.0)
+    );
+    assert!(last_poll(&daemon.metrics) >= last_success);
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_fetched_ahead_are_published_in_api_order() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("paging").await;
+    let fleet = new_clusters(23);
+    let ids = cluster_ids(&fleet);
+    let api = fake_api(fleet).await;
+    // Page 2 is answered only once page 4 has been requested: proof that pages are fetched
+    // ahead while earlier ones are outstanding, and yet published in order.
+    api.api
+        .inject(FaultRule::new(Fault::HoldUntilPage(4)).on_page(2));
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 4,
+        prefetch: 3,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let (_keep, mut shutdown) = no_shutdown();
+    let report = daemon.cycle(now(), &mut shutdown).await;
+    assert_eq!(
+        report,
+        CycleReport {
+            total: 23,
+            published: 23,
+            skipped: 0,
+            failed: 0,
+            completed: true,
+        }
+    );
+    let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
+    assert_eq!(published, ids);
+    let mut pages = api.pages_requested();
+    pages.sort_unstable();
+    assert_eq!(pages, [1, 2, 3, 4, 5, 6], "each page requested once");
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("outage").await;
+    let proxy = Proxy::start().await;
+    let fleet = new_clusters(3);
+    let ids = cluster_ids(&fleet);
+    let api = fake_api(fleet).await;
+    let amqp_url = proxy.url();
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: &amqp_url,
+        topic: &topic,
+        page_size: 20,
+        prefetch: 1,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let (_keep, mut shutdown) = no_shutdown();
+    assert_eq!(daemon.cycle(now(), &mut shutdown).await.published, 3);
+    assert_eq!(rig.drain(&queue).await.len(), 3);
+    let ready = r#"{"checks":{"broker":"ok","sentinel_poll":"ok"},"status":"ok"}"#;
+    assert_eq!(daemon.health.readiness().1, ready);
+
+    proxy.cut();
+    let down = daemon.cycle(now(), &mut shutdown).await;
+    assert_eq!(
+        down,
+        CycleReport {
+            total: 3,
+            published: 0,
+            skipped: 0,
+            failed: 3,
+            completed: true,
+        }
+    );
+    let text = daemon.metrics.render();
+    let publish_errors = base(&[("error_type", "publish_error")]);
+    assert_eq!(sample(&text, BROKER_ERRORS, &publish_errors), Some(3.0));
+    assert_eq!(published_metric(&daemon.metrics), 3.0);
+    // Due resources count as pending whether or not their publish succeeded.
+    assert_eq!(sample(&text, PENDING, &base(&[])), Some(3.0));
+    let (code, body) = daemon.health.readiness();
+    assert_eq!(code, 503);
+    assert_eq!(
+        body,
+        r#"{"checks":{"broker":"broker connection is down","sentinel_poll":"ok"},"status":"error"}"#
+    );
+
+    // Back up: a later cycle (after the reconnect backoff) publishes everything again.
+    proxy.restore();
+    let recovered = eventually("a cycle publishing after the outage", async || {
+        let report = daemon.cycle(now(), &mut shutdown).await;
+        (report.published > 0).then_some(report)
+    })
+    .await;
+    assert_eq!(recovered.published, 3, "{recovered:?}");
+    let after: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
+    assert_eq!(after, ids);
+    assert_eq!(daemon.health.readiness().1, ready);
+    assert_eq!(published_metric(&daemon.metrics), 6.0);
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_mid_fetch_abandons_the_cycle() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("stop-mid-cycle").await;
+    let fleet = new_clusters(4);
+    let ids = cluster_ids(&fleet);
+    let api = fake_api(fleet).await;
+    // Page 2 takes far longer than the wait below: only abandoning it ends the cycle in time.
+    api.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_secs(120))).on_page(2));
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 2,
+        prefetch: 1,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let (stop, mut shutdown) = no_shutdown();
+    let api_state = api.api.clone();
+    let cycle = tokio::spawn(async move {
+        let report = daemon.cycle(now(), &mut shutdown).await;
+        (report, daemon)
+    });
+    eventually("page 2 requested", async || {
+        api_state.recorder.saw_page(2).then_some(())
+    })
+    .await;
+    stop.send(true).expect("daemon listens");
+    let (report, mut daemon) = tokio::time::timeout(PATIENCE, cycle)
+        .await
+        .expect("the cycle stops without waiting for the held page")
+        .expect("cycle task");
+    assert_eq!(
+        report,
+        CycleReport {
+            total: 2,
+            published: 2,
+            skipped: 0,
+            failed: 0,
+            completed: false,
+        }
+    );
+    let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
+    assert_eq!(published, ids[..2]);
+    assert_eq!(
+        sample(&daemon.metrics.render(), POLLS, &base(&[])),
+        None,
+        "an abandoned cycle is not a completed poll"
+    );
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_polls_every_interval_until_shutdown() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("run").await;
+    let fleet = new_clusters(2);
+    let api = fake_api(fleet).await;
+    // Every listing takes longer than the poll interval: overlapping cycles would pile up
+    // requests, sequential ones make exactly one per cycle.
+    api.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_millis(100))).always());
+    let daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 20,
+        prefetch: 1,
+        poll_interval: Duration::from_millis(50),
+    })
+    .await;
+    let metrics = daemon.metrics.clone();
+    let (stop, shutdown) = no_shutdown();
+    let running = tokio::spawn(daemon.run(shutdown));
+    // Every cycle lists page 1 once; three cycles publish both resources three times.
+    eventually("three cycles", async || {
+        let cycles = api.pages_requested().len();
+        (cycles >= 3 && published_metric(&metrics) >= 6.0).then_some(())
+    })
+    .await;
+    stop.send(true).expect("daemon listens");
+    tokio::time::timeout(PATIENCE, running)
+        .await
+        .expect("run returns after the shutdown request")
+        .expect("run task");
+    let cycles = sample(&metrics.render(), POLLS, &base(&[])).expect("polls");
+    assert!(cycles >= 3.0, "{cycles}");
+    // One request per completed cycle, plus at most the one abandoned at shutdown.
+    let requests = api.pages_requested().len();
+    assert!(
+        requests == cycles as usize || requests == cycles as usize + 1,
+        "{requests} listings for {cycles} cycles: cycles overlapped"
+    );
+    assert_eq!(published_metric(&metrics), 2.0 * cycles);
+    assert_eq!(rig.drain(&queue).await.len(), 2 * cycles as usize);
+    rig.cleanup().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Health and readiness over HTTP.
+
+async fn get(url: &str) -> (u16, String, String) {
+    let response = reqwest::get(url)
+        .await
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    (
+        status,
+        content_type,
+        response.text().await.expect("response body"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_and_readiness_follow_the_cycles() {
+    let mut rig = rig().await;
+    let (topic, _queue) = rig.exchange_and_queue("health").await;
+    let api = fake_api(new_clusters(1)).await;
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 20,
+        prefetch: 1,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let (stop_servers, servers) = watch::channel(false);
+    let until_stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let any_port: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    let (health_addr, health_task) = health::serve(
+        any_port,
+        health::health_router(daemon.health.clone()),
+        until_stopped(servers.clone()),
+    )
+    .await
+    .expect("health server");
+    let (metrics_addr, metrics_task) = health::serve(
+        any_port,
+        health::metrics_router(daemon.metrics.clone()),
+        until_stopped(servers),
+    )
+    .await
+    .expect("metrics server");
+    let readyz = format!("http://{health_addr}/readyz");
+    let healthz = format!("http://{health_addr}/healthz");
+
+    let (code, content_type, body) = get(&readyz).await;
+    assert_eq!((code, content_type.as_str()), (503, "application/json"));
+    assert_eq!(
+        body,
+        r#"{"checks":{"broker":"ok","sentinel_poll":"no successful poll completed yet"},"status":"error"}"#
+    );
+    let (_keep, mut shutdown) = no_shutdown();
+    assert!(daemon.cycle(now(), &mut shutdown).await.completed);
+    let (code, _, body) = get(&readyz).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        body,
+        r#"{"checks":{"broker":"ok","sentinel_poll":"ok"},"status":"ok"}"#
+    );
+    let (code, content_type, body) = get(&healthz).await;
+    assert_eq!(
+        (code, content_type.as_str(), body.as_str()),
+        (200, "application/json", r#"{"status":"ok"}"#)
+    );
+    let (code, content_type, text) = get(&format!("http://{metrics_addr}/metrics")).await;
+    assert_eq!(code, 200);
+    assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
+    assert_eq!(
+        sample(&text, PUBLISHED, &base(&[("reason", MATCHED)])),
+        Some(1.0)
+    );
+
+    // Shutting down: every check unavailable at once.
+    daemon.health.shutting_down();
+    let (code, _, body) = get(&readyz).await;
+    assert_eq!(code, 503);
+    assert_eq!(
+        body,
+        r#"{"checks":{"broker":"unavailable","sentinel_poll":"unavailable"},"status":"error"}"#
+    );
+    stop_servers.send(true).expect("servers listen");
+    health_task.await.expect("health server stops");
+    metrics_task.await.expect("metrics server stops");
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn liveness_goes_stale_when_polls_stop() {
+    let mut rig = rig().await;
+    let (topic, _queue) = rig.exchange_and_queue("stale").await;
+    let api = fake_api(new_clusters(1)).await;
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: RABBIT_URL,
+        topic: &topic,
+        page_size: 20,
+        prefetch: 1,
+        poll_interval: Duration::from_millis(20),
+    })
+    .await;
+    let (stop_servers, mut servers) = watch::channel(false);
+    let any_port: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    let (addr, task) = health::serve(
+        any_port,
+        health::health_router(daemon.health.clone()),
+        async move {
+            let _ = servers.wait_for(|s| *s).await;
+        },
+    )
+    .await
+    .expect("health server");
+    let (_keep, mut shutdown) = no_shutdown();
+    assert!(daemon.cycle(now(), &mut shutdown).await.completed);
+    // No further cycle runs: after three poll intervals the liveness probe fails.
+    let healthz = format!("http://{addr}/healthz");
+    let (code, body) = eventually("healthz turning stale", async || {
+        let (code, _, body) = get(&healthz).await;
+        (code != 200).then_some((code, body))
+    })
+    .await;
+    assert_eq!((code, body.as_str()), (503, r#"{"status":"poll stale"}"#));
+    stop_servers.send(true).expect("server listens");
+    task.await.expect("server stops");
+    daemon.publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// `sentinel serve` as a process.
+
+const BIN: &str = env!("CARGO_BIN_EXE_sentinel");
+
+/// A temp directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let dir = std::env::temp_dir().join(unique("daemon"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("write temp file");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// config.yaml and broker.yaml from the fixtures, for `topic` and the AMQP `url`.
+fn serve_files(dir: &TempDir, topic: &str, amqp_url: &str) -> (PathBuf, PathBuf) {
+    let config = read_data("serve.yaml").replace("{topic}", topic);
+    let broker = read_data("broker.yaml").replace("{url}", amqp_url);
+    (
+        dir.write("config.yaml", &config),
+        dir.write("broker.yaml", &broker),
+    )
+}
+
+/// A free port on 127.0.0.1 (bound, then released for the child to take).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// `sentinel` with a clean environment plus `env`.
+fn sentinel_cmd(args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_clear();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// A running `sentinel serve`: killed on drop if still running; its output collected by
+/// threads.
+struct Process {
+    child: Child,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+    health: String,
+    metrics: String,
+}
+
+/// Reads `stream` line by line on a thread until it closes.
+fn collect(
+    stream: impl std::io::Read + Send + 'static,
+) -> (Arc<Mutex<Vec<String>>>, std::thread::JoinHandle<()>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            sink.lock().expect("lines").push(line);
+        }
+    });
+    (lines, reader)
+}
+
+impl Process {
+    fn start(config: &Path, broker: &Path, api_url: &str) -> Process {
+        let (health_port, metrics_port) = (free_port(), free_port());
+        let health = format!("127.0.0.1:{health_port}");
+        let metrics = format!("127.0.0.1:{metrics_port}");
+        let config_flag = format!("--config={}", config.display());
+        let health_flag = format!("--health-server-bindaddress={health}");
+        let metrics_flag = format!("--metrics-server-bindaddress={metrics}");
+        let broker_file = broker.display().to_string();
+        let mut child = sentinel_cmd(
+            &["serve", &config_flag, &health_flag, &metrics_flag],
+            &[
+                ("BROKER_CONFIG_FILE", &broker_file),
+                ("HYPERFLEET_API_BASE_URL", api_url),
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sentinel serve");
+        let (stdout, out_reader) = collect(child.stdout.take().expect("stdout"));
+        let (stderr, err_reader) = collect(child.stderr.take().expect("stderr"));
+        Process {
+            child,
+            stdout,
+            stderr,
+            readers: vec![out_reader, err_reader],
+            health: format!("http://{health}"),
+            metrics: format!("http://{metrics}"),
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// GET on the health server; `None` while nothing listens.
+    async fn health_get(&self, path: &str) -> Option<(u16, String)> {
+        let response = reqwest::get(format!("{}{path}", self.health)).await.ok()?;
+        let status = response.status().as_u16();
+        Some((status, response.text().await.ok()?))
+    }
+
+    async fn wait_ready(&mut self) {
+        let mut tries = 0;
+        loop {
+            if let Some((200, _)) = self.health_get("/readyz").await {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "sentinel exited ({status}) before ready:\n{}",
+                    self.output()
+                );
+            }
+            tries += 1;
+            assert!(tries < 1500, "never ready:\n{}", self.output());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits (bounded) for the process to exit, then for its output to be read to the end.
+    async fn wait_exit(&mut self) -> ExitStatus {
+        let status = eventually("sentinel to exit", async || {
+            self.child.try_wait().expect("try_wait")
+        })
+        .await;
+        for reader in self.readers.drain(..) {
+            // The pipes are closed once the process is gone, so the readers end.
+            let _ = tokio::task::block_in_place(|| reader.join());
+        }
+        status
+    }
+
+    fn log_messages(&self) -> Vec<(String, String)> {
+        self.stdout
+            .lock()
+            .expect("stdout")
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Json>(line).ok())
+            .map(|v| {
+                let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (field("level"), field("message"))
+            })
+            .collect()
+    }
+
+    fn output(&self) -> String {
+        format!(
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout.lock().expect("stdout").join("\n"),
+            self.stderr.lock().expect("stderr").join("\n")
+        )
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The end of a clean shutdown: the signal logged, no error logged, nothing on stderr, and
+/// `Sentinel stopped` last.
+fn assert_clean_stop(process: &Process) {
+    let logs = process.log_messages();
+    assert!(
+        logs.iter()
+            .any(|(_, m)| m == "Received shutdown signal, stopping"),
+        "{logs:?}"
+    );
+    let errors: Vec<_> = logs.iter().filter(|(l, _)| l == "error").collect();
+    assert!(errors.is_empty(), "{}", process.output());
+    assert_eq!(
+        logs.last().map(|(_, m)| m.as_str()),
+        Some("Sentinel stopped")
+    );
+    let stderr = process.stderr.lock().expect("stderr").clone();
+    assert!(stderr.is_empty(), "{}", process.output());
+}
+
+/// A fleet for the process: two new clusters (due every cycle), one with an empty id and one
+/// reconciled just now (skipped), one per page.
+fn process_fleet() -> (Fleet, Vec<String>) {
+    let fleet = Fleet::new();
+    let just_now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let mut fresh = sample_resource(Collection::Clusters, 2, &[]);
+    fresh["status"]["conditions"][0]["last_updated_time"] = json!(just_now);
+    let new = |i| {
+        let mut r = sample_resource(Collection::Clusters, i, &[]);
+        r["status"] = json!({"conditions": []});
+        r
+    };
+    let mut empty = new(9);
+    empty["id"] = json!("");
+    let (a, b) = (new(1), new(3));
+    let due = vec![
+        a["id"].as_str().expect("id").to_string(),
+        b["id"].as_str().expect("id").to_string(),
+    ];
+    for r in [a, empty, fresh, b] {
+        fleet.insert(Collection::Clusters, r).expect("insert");
+    }
+    (fleet, due)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_publishes_and_stops_cleanly_on_sigterm_mid_publish() {
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("serve").await;
+    let proxy = Proxy::start().await;
+    let (fleet, due) = process_fleet();
+    let api = fake_api(fleet).await;
+    let dir = TempDir::new();
+    let (config, broker) = serve_files(&dir, &topic, &proxy.url());
+    let mut process = Process::start(&config, &broker, &api.base_url);
+    process.wait_ready().await;
+
+    // The first cycle published the two due clusters, in API order, as CloudEvents.
+    let first: Vec<String> = [rig.next(&queue).await, rig.next(&queue).await]
+        .iter()
+        .map(|msg| {
+            assert_watermill_properties(msg);
+            let event: Json = serde_json::from_slice(&msg.data).expect("JSON");
+            assert_eq!(event["type"], "com.redhat.hyperfleet.cluster.reconcile");
+            assert_eq!(event["source"], "hyperfleet-sentinel");
+            assert_eq!(event["data"]["kind"], "Cluster");
+            assert_eq!(event["data"]["generation"], 1);
+            data_id(msg)
+        })
+        .collect();
+    assert_eq!(first, due);
+
+    let (code, body) = process.health_get("/healthz").await.expect("healthz");
+    assert_eq!((code, body.as_str()), (200, r#"{"status":"ok"}"#));
+    let metrics = get(&format!("{}/metrics", process.metrics)).await;
+    assert_eq!(metrics.0, 200);
+    let version = env!("CARGO_PKG_VERSION");
+    let text = metrics.2;
+    let labels = format!(
+        r#"component="sentinel",reason="message decision matched",resource_selector="all",resource_type="clusters",version="{version}""#
+    );
+    assert!(
+        text.contains(&format!("{PUBLISHED}{{{labels}}} ")),
+        "{labels} missing in\n{text}"
+    );
+    assert!(text.contains(&format!("{POLLS}{{")), "{text}");
+    assert!(text.contains(&format!("{LAST_POLL}{{")), "{text}");
+
+    // The logs: one line per published event, the empty id warned about, a cycle summary.
+    let logs = process.log_messages();
+    for id in &due {
+        let line = format!("Published event resource_id={id}");
+        assert!(
+            logs.iter().any(|(l, m)| l == "info" && *m == line),
+            "{logs:?}"
+        );
+    }
+    assert!(!messages_starting(&logs, "warn", "Skipping resource with empty id").is_empty());
+    let summaries = messages_starting(&logs, "info", "Trigger cycle completed");
+    assert!(
+        summaries[0].starts_with("Trigger cycle completed total=4 published=2 skipped=2 duration="),
+        "{summaries:?}"
+    );
+
+    // Freeze the broker link: a publish (or the confirm of one already sent) is held, so a
+    // cycle is stuck mid-publish. SIGTERM then: readiness turns 503 while the page finishes.
+    proxy.freeze(true);
+    eventually("a publish held by the frozen broker", async || {
+        (proxy.held() > 0).then_some(())
+    })
+    .await;
+    process.signal("TERM");
+    let (code, body) = eventually("readiness to report the shutdown", async || {
+        process
+            .health_get("/readyz")
+            .await
+            .filter(|(c, _)| *c != 200)
+    })
+    .await;
+    assert_eq!(code, 503);
+    assert_eq!(
+        body,
+        r#"{"checks":{"broker":"unavailable","sentinel_poll":"unavailable"},"status":"error"}"#
+    );
+    proxy.freeze(false);
+    let status = process.wait_exit().await;
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+    assert_clean_stop(&process);
+    assert!(
+        process.health_get("/readyz").await.is_none(),
+        "servers closed"
+    );
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_stops_on_sigint_while_a_page_is_held() {
+    let mut rig = rig().await;
+    let (topic, _queue) = rig.exchange_and_queue("sigint").await;
+    let (fleet, _) = process_fleet();
+    let api = fake_api(fleet).await;
+    let dir = TempDir::new();
+    let (config, broker) = serve_files(&dir, &topic, RABBIT_URL);
+    let mut process = Process::start(&config, &broker, &api.base_url);
+    process.wait_ready().await;
+    // Page 3 now takes two minutes (the client timeout is 60s, the test's patience 30s): the
+    // process can only exit in time by abandoning the cycle.
+    api.api.recorder.clear();
+    api.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_secs(120))).on_page(3));
+    eventually("a cycle waiting for page 3", async || {
+        api.api.recorder.saw_page(3).then_some(())
+    })
+    .await;
+    process.signal("INT");
+    let status = process.wait_exit().await;
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+    // Stopped while fetching (the page is abandoned) or while publishing page 1 (that page
+    // finishes first): either way without waiting for the held page, and without errors.
+    let logs = process.log_messages();
+    assert!(
+        logs.iter()
+            .any(|(_, m)| m.starts_with("Shutdown requested")),
+        "{logs:?}"
+    );
+    assert_clean_stop(&process);
+    rig.cleanup().await;
+}
+
+/// Runs `sentinel serve` expecting a startup failure; returns its one stderr line.
+async fn startup_failure(config: &Path, broker: &Path, api_url: &str) -> String {
+    let health = format!("127.0.0.1:{}", free_port());
+    startup_failure_with(config, broker, api_url, &health).await
+}
+
+/// [`startup_failure`] with the health server's address.
+async fn startup_failure_with(config: &Path, broker: &Path, api_url: &str, health: &str) -> String {
+    let config_flag = format!("--config={}", config.display());
+    let broker_file = broker.display().to_string();
+    let health_flag = format!("--health-server-bindaddress={health}");
+    let metrics_flag = format!("--metrics-server-bindaddress=127.0.0.1:{}", free_port());
+    let args = [
+        "serve",
+        config_flag.as_str(),
+        health_flag.as_str(),
+        metrics_flag.as_str(),
+    ];
+    let env = [
+        ("BROKER_CONFIG_FILE", broker_file.as_str()),
+        ("HYPERFLEET_API_BASE_URL", api_url),
+    ];
+    let mut cmd = sentinel_cmd(&args, &env);
+    // A blocking wait on the child is fine: the fake API runs on the other worker thread.
+    let output = tokio::task::block_in_place(|| cmd.output()).expect("run sentinel serve");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line on stderr, got:\n{stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    lines[0].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_failures_exit_1_with_one_line() {
+    let rig = rig().await;
+    let (fleet, _) = process_fleet();
+    let api = fake_api(fleet).await;
+    let dir = TempDir::new();
+    let topic = unique("never-used");
+    let (config, broker) = serve_files(&dir, &topic, RABBIT_URL);
+
+    // The API probe: one request, never retried, and the status in the message.
+    for status in [404, 500] {
+        api.api.recorder.clear();
+        api.api.inject(
+            FaultRule::new(Fault::Status(status))
+                .on_path(CLUSTERS)
+                .always(),
+        );
+        let line = startup_failure(&config, &broker, &api.base_url).await;
+        assert!(
+            line.contains("HyperFleet API connectivity check failed")
+                && line.contains(&status.to_string()),
+            "{line}"
+        );
+        assert_eq!(api.api.requests().len(), 1, "the probe is not retried");
+        api.api.faults.clear();
+    }
+
+    // The broker: nothing listens on the port.
+    let closed = format!("amqp://guest:guest@127.0.0.1:{}/", free_port());
+    let dead_broker = dir.write(
+        "dead-broker.yaml",
+        &read_data("broker.yaml").replace("{url}", &closed),
+    );
+    let line = startup_failure(&config, &dead_broker, &api.base_url).await;
+    assert!(line.contains("cannot connect to the broker"), "{line}");
+    assert!(
+        line.contains("guest:****@127.0.0.1"),
+        "password masked: {line}"
+    );
+
+    // A broker.yaml problem: after the probe, one line naming the key.
+    api.api.recorder.clear();
+    let no_url = dir.write(
+        "no-url.yaml",
+        "broker:\n  type: rabbitmq\n  rabbitmq:\n    exchange_type: fanout\n",
+    );
+    let line = startup_failure(&config, &no_url, &api.base_url).await;
+    assert!(line.contains("broker.rabbitmq.url"), "{line}");
+    assert_eq!(api.api.requests().len(), 1, "the probe comes first");
+
+    // A taken health port: the servers start last, after the broker connected.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let taken_addr = taken.local_addr().expect("addr").to_string();
+    let line = startup_failure_with(&config, &broker, &api.base_url, &taken_addr).await;
+    assert!(
+        line.contains(&format!("cannot listen on {taken_addr}")),
+        "{line}"
+    );
+
+    // An invalid config names the key, and nothing is contacted.
+    api.api.recorder.clear();
+    let bad = read_data("serve.yaml").replace("poll_interval: 1s", "poll_interval: soon");
+    let bad_config = dir.write("bad.yaml", &bad);
+    let line = startup_failure(&bad_config, &broker, &api.base_url).await;
+    assert!(line.contains("poll_interval"), "{line}");
+    assert!(line.contains("bad.yaml"), "{line}");
+    assert!(api.api.requests().is_empty(), "{:?}", api.api.requests());
+
+    // A rules error is a startup failure too (rendered diagnostics, then one summary line).
+    let broken = read_data("serve.yaml").replace("id: resource.id", "id: resource.idd +");
+    let broken_config = dir.write("broken.yaml", &broken);
+    let config_flag = format!("--config={}", broken_config.display());
+    api.api.recorder.clear();
+    let output = sentinel_cmd(
+        &["serve", config_flag.as_str()],
+        &[("HYPERFLEET_API_BASE_URL", api.base_url.as_str())],
+    )
+    .output()
+    .expect("run sentinel serve");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("message_data.id"), "{stderr}");
+    assert!(
+        api.api.requests().is_empty(),
+        "rules compile before the probe"
+    );
+    rig.cleanup().await;
+}
+
+#[test]
+fn serve_help_lists_every_flag() {
+    let output = sentinel_cmd(&["serve", "--help"], &[])
+        .output()
+        .expect("run sentinel serve --help");
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for flag in [
+        "--config",
+        "--name",
+        "--log-level",
+        "--log-format",
+        "--log-output",
+        "--hyperfleet-api-base-url",
+        "--hyperfleet-api-version",
+        "--hyperfleet-api-timeout",
+        "--hyperfleet-api-page-size",
+        "--broker-topic",
+        "--resource-type",
+        "--poll-interval",
+        "--debug-config",
+        "--tracing-enabled",
+        "--health-server-bindaddress",
+        "--metrics-server-bindaddress",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+    for short in [
+        "-c, --config",
+        "-n, --name",
+        "-l, --log-level",
+        "-f, --log-format",
+    ] {
+        assert!(help.contains(short), "{short} missing from:\n{help}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config precedence through the binary.
+
+/// `sentinel config-dump` output, parsed.
+fn config_dump(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> serde_yaml::Value {
+    let config_flag = format!("--config={}", config.display());
+    let mut args = vec!["config-dump", config_flag.as_str()];
+    args.extend_from_slice(flags);
+    let output = sentinel_cmd(&args, env)
+        .output()
+        .expect("run sentinel config-dump");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_yaml::from_str(&stdout).expect("config-dump prints YAML")
+}
+
+#[test]
+fn config_precedence_is_flag_then_env_then_file() {
+    let dir = TempDir::new();
+    let config = dir.write(
+        "config.yaml",
+        &read_data("serve.yaml").replace("{topic}", "file-topic"),
+    );
+    let env = [
+        ("HYPERFLEET_POLL_INTERVAL", "7s"),
+        ("HYPERFLEET_BROKER_TOPIC", "env-topic"),
+        ("HYPERFLEET_API_PAGE_SIZE", "30"),
+        ("HYPERFLEET_LOG_LEVEL", "warn"),
+    ];
+    let flags = ["--poll-interval=9s", "--log-level", "debug"];
+    let pick = |v: &serde_yaml::Value| {
+        (
+            v["poll_interval"].as_str().unwrap_or_default().to_string(),
+            v["clients"]["broker"]["topic"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            v["clients"]["hyperfleet_api"]["page_size"]
+                .as_u64()
+                .unwrap_or_default(),
+            v["log"]["level"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let file_only = pick(&config_dump(&config, &[], &[]));
+    assert_eq!(
+        file_only,
+        ("1s".into(), "file-topic".into(), 1, "info".into())
+    );
+    let with_env = pick(&config_dump(&config, &[], &env));
+    assert_eq!(
+        with_env,
+        ("7s".into(), "env-topic".into(), 30, "warn".into())
+    );
+    let with_flags = pick(&config_dump(&config, &flags, &env));
+    assert_eq!(
+        with_flags,
+        ("9s".into(), "env-topic".into(), 30, "debug".into())
+    );
+    // An empty env var does not override the file.
+    let empty = pick(&config_dump(
+        &config,
+        &[],
+        &[("HYPERFLEET_BROKER_TOPIC", "")],
+    ));
+    assert_eq!(empty.1, "file-topic");
+}
