@@ -361,8 +361,8 @@ impl CallEnv<'_> {
             OpKind::Index => ops::index(first()?, arg(1).unwrap_or(&Value::Null)),
             OpKind::Call(f) => {
                 let mut values = std::mem::take(&mut self.scratch.values);
-                values.clear();
-                values.extend((0..op.n_args).map(|i| arg(i).cloned().unwrap_or(Value::Null)));
+                // SAFETY: forwarded from the caller.
+                values.extend((0..op.n_args).map(|i| unsafe { boxed_arg(args, i).clone() }));
                 let result = functions::call(*f, &values);
                 values.clear();
                 self.scratch.values = values;
@@ -375,29 +375,21 @@ impl CallEnv<'_> {
                 ops::binary(*bop, l, r)
             }
             OpKind::Shell(expr) => {
-                let mut slots = std::mem::take(&mut self.scratch.slots);
-                slots.clear();
-                slots.extend((0..op.n_args).map(|i| Ok(arg(i).cloned().unwrap_or(Value::Null))));
-                let result = interp::eval(expr, &self.activation(&slots));
-                slots.clear();
-                self.scratch.slots = slots;
-                result
+                // SAFETY: forwarded from the caller.
+                let slots = (0..op.n_args).map(|i| unsafe { Ok(boxed_arg(args, i).clone()) });
+                self.shell(expr, slots)
             }
             OpKind::ShellCaptured(expr) => {
-                let mut slots = std::mem::take(&mut self.scratch.slots);
-                slots.clear();
-                slots.extend((0..op.n_args / 2).map(|i| {
+                let slots = (0..op.n_args / 2).map(|i| {
                     // SAFETY: the odd arguments are null or point to live errors.
                     let err = unsafe { (*args.add(2 * i + 1) as *const EvalError).as_ref() };
                     match err {
                         Some(e) => Err(e.clone()),
-                        None => Ok(arg(2 * i).cloned().unwrap_or(Value::Null)),
+                        // SAFETY: forwarded from the caller.
+                        None => Ok(unsafe { boxed_arg(args, 2 * i) }.clone()),
                     }
-                }));
-                let result = interp::eval(expr, &self.activation(&slots));
-                slots.clear();
-                self.scratch.slots = slots;
-                result
+                });
+                self.shell(expr, slots)
             }
             OpKind::Interp(expr, n) => match self.slots {
                 Some(slots) => interp::eval(expr, &self.activation(slots)),
@@ -409,6 +401,16 @@ impl CallEnv<'_> {
             },
             OpKind::Scalar(..) | OpKind::ScalarNeg(_) => Err(internal("scalar op on boxed values")),
         }
+    }
+
+    /// Evaluates `expr` in the interpreter with `slots` bound (scratch memory reused).
+    fn shell(&mut self, expr: &TExpr, slots: impl Iterator<Item = EvalResult>) -> EvalResult {
+        let mut bound = std::mem::take(&mut self.scratch.slots);
+        bound.extend(slots);
+        let result = interp::eval(expr, &self.activation(&bound));
+        bound.clear();
+        self.scratch.slots = bound;
+        result
     }
 
     /// Runs a scalar slow-path operation.
@@ -427,6 +429,15 @@ impl CallEnv<'_> {
             _ => Err(internal("boxed op on scalar values")),
         }
     }
+}
+
+/// Argument `i` of a generic call (`null` when the pointer is null).
+///
+/// # Safety
+/// `args` holds at least `i + 1` pointers, each null or to a live [`Boxed`].
+unsafe fn boxed_arg<'a>(args: *const *const Boxed, i: usize) -> &'a Value {
+    // SAFETY: forwarded from the caller.
+    unsafe { (*args.add(i)).as_ref() }.map_or(&NULL_BOX.value, |b| &b.value)
 }
 
 /// Runs `body` with the call's environment, turning a panic into an error.

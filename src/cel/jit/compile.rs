@@ -14,6 +14,7 @@ use super::abi::{self, Class, Ctx, OpKind, Tables};
 use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal, row_flags};
 use super::row::Needs;
 use crate::cel::typed::{TExpr, TExprKind};
+use cranelift::codegen::Context;
 use cranelift::codegen::ir::UserFuncName;
 use cranelift::codegen::{isa::OwnedTargetIsa, settings};
 use cranelift::prelude::{
@@ -21,7 +22,7 @@ use cranelift::prelude::{
     StackSlotData, StackSlotKind, types,
 };
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
 use std::collections::HashMap;
 use std::mem::offset_of;
 
@@ -195,11 +196,8 @@ fn module_error(e: cranelift_module::ModuleError) -> JitError {
     JitError::Codegen(format!("{e:?}"))
 }
 
-fn attempt(
-    unit: &Unit<'_>,
-    fallback: &[Option<String>],
-    opts: &Options,
-) -> Result<Attempt, JitError> {
+/// A JIT module for the host with the helpers declared.
+fn new_module(opts: &Options) -> Result<(JITModule, HashMap<Helper, FuncId>), JitError> {
     let mut builder = JITBuilder::with_isa(isa(opts)?, default_libcall_names());
     for (name, ptr) in abi::symbols() {
         builder.symbol(name, ptr);
@@ -213,9 +211,14 @@ fn attempt(
             .map_err(module_error)?;
         helper_ids.insert(h, id);
     }
-    let ptr = module.target_config().pointer_type();
+    Ok((module, helper_ids))
+}
+
+/// Declares the entry function `extern "C" fn(*mut Ctx) -> u32` and a context to build it in.
+fn declare_entry(module: &mut JITModule, opts: &Options) -> Result<(FuncId, Context), JitError> {
     let mut sig = module.make_signature();
-    sig.params.push(AbiParam::new(ptr));
+    sig.params
+        .push(AbiParam::new(module.target_config().pointer_type()));
     sig.returns.push(AbiParam::new(types::I32));
     let func_id = module
         .declare_function("decide", Linkage::Local, &sig)
@@ -224,6 +227,16 @@ fn attempt(
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, func_id.as_u32());
     ctx.set_disasm(opts.listing);
+    Ok((func_id, ctx))
+}
+
+fn attempt(
+    unit: &Unit<'_>,
+    fallback: &[Option<String>],
+    opts: &Options,
+) -> Result<Attempt, JitError> {
+    let (mut module, helper_ids) = new_module(opts)?;
+    let (func_id, mut ctx) = declare_entry(&mut module, opts)?;
     let mut fctx = FunctionBuilderContext::new();
     let mut tables = Tables {
         param_classes: vec![None; unit.params.len()],
@@ -232,51 +245,9 @@ fn attempt(
     let mut needs = Needs::default();
     let mut nativeness = Vec::with_capacity(unit.params.len() + 1);
     {
-        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        // The entry block has no predecessors.
-        b.seal_block(entry);
-        let ctx_v = b.block_params(entry)[0];
-        let out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
-        let row = (unit.mode == Mode::Decision).then(|| {
-            b.ins().load(
-                ptr,
-                MemFlagsData::trusted(),
-                ctx_v,
-                offset_of!(Ctx, row) as i32,
-            )
-        });
-        let err_target = b.create_block();
-        let mut l = Lower {
-            b,
-            module: &mut module,
-            helper_ids: &helper_ids,
-            helper_refs: HashMap::new(),
-            ptr,
-            ctx: ctx_v,
-            row,
-            out,
-            tables: &mut tables,
-            needs: &mut needs,
-            params: vec![None; unit.params.len()],
-            mode: unit.mode,
-            err_target,
-            problem: None,
-            locals: Vec::new(),
-        };
-        let first = l.b.create_block();
-        l.b.ins().jump(first, &[]);
-        // The entry block's jump is the only way into `first`.
-        l.b.seal_block(first);
-        // The initial error target is never used: every expression installs its own.
-        l.b.switch_to_block(err_target);
-        l.b.append_block_param(err_target, ptr);
-        l.b.seal_block(err_target);
-        let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
-        l.b.ins().return_(&[code]);
-        l.b.switch_to_block(first);
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut l = start(b, &mut module, &helper_ids, &mut tables, &mut needs, unit);
+        let n = unit.params.len();
         for (i, p) in unit.params.iter().enumerate() {
             let Some(p) = p else { continue };
             lower_param(&mut l, i, p, fallback[i].as_deref());
@@ -285,7 +256,6 @@ fn attempt(
             }
             nativeness.push(report(fallback[i].as_deref()));
         }
-        let n = unit.params.len();
         lower_result(&mut l, unit, fallback[n].as_deref());
         if let Some(why) = l.problem.take() {
             return Ok(Attempt::Retry(n, why));
@@ -294,25 +264,7 @@ fn attempt(
         let Lower { b, .. } = l;
         b.finalize(module.target_config());
     }
-    module
-        .define_function(func_id, &mut ctx)
-        .map_err(|e| match e {
-            cranelift_module::ModuleError::Compilation(
-                cranelift::codegen::CodegenError::Verifier(errors),
-            ) => JitError::Verifier(cranelift::codegen::print_errors::pretty_verifier_error(
-                &ctx.func, None, errors,
-            )),
-            other => module_error(other),
-        })?;
-    let listing = opts.listing.then(|| Listing {
-        clif: ctx.func.display().to_string(),
-        asm: ctx
-            .compiled_code()
-            .and_then(|c| c.vcode.clone())
-            .unwrap_or_default(),
-    });
-    module.clear_context(&mut ctx);
-    module.finalize_definitions().map_err(module_error)?;
+    let listing = define(&mut module, &mut ctx, func_id, opts)?;
     let entry = module.get_finalized_function(func_id);
     Ok(Attempt::Done(Box::new(Built {
         module,
@@ -322,6 +274,86 @@ fn attempt(
         nativeness,
         listing,
     })))
+}
+
+/// The lowering context positioned at the start of the function body (after the entry block,
+/// which loads the row pointer).
+fn start<'a, 'm>(
+    mut b: FunctionBuilder<'a>,
+    module: &'m mut JITModule,
+    helper_ids: &'m HashMap<Helper, FuncId>,
+    tables: &'m mut Tables,
+    needs: &'m mut Needs,
+    unit: &Unit<'_>,
+) -> Lower<'a, 'm> {
+    let ptr = module.target_config().pointer_type();
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    // The entry block has no predecessors.
+    b.seal_block(entry);
+    let ctx = b.block_params(entry)[0];
+    let out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+    let row = (unit.mode == Mode::Decision).then(|| {
+        b.ins()
+            .load(ptr, row_flags(), ctx, offset_of!(Ctx, row) as i32)
+    });
+    let body = b.create_block();
+    b.ins().jump(body, &[]);
+    // The entry block's jump is the only way into the body.
+    b.seal_block(body);
+    // The initial error target is never used: every expression installs its own.
+    let err_target = b.create_block();
+    b.switch_to_block(err_target);
+    b.append_block_param(err_target, ptr);
+    b.seal_block(err_target);
+    let code = b.ins().iconst(types::I32, i64::from(RET_FAILED));
+    b.ins().return_(&[code]);
+    b.switch_to_block(body);
+    Lower {
+        b,
+        module,
+        helper_ids,
+        helper_refs: HashMap::new(),
+        ptr,
+        ctx,
+        row,
+        out,
+        tables,
+        needs,
+        params: vec![None; unit.params.len()],
+        mode: unit.mode,
+        err_target,
+        problem: None,
+        locals: Vec::new(),
+    }
+}
+
+/// Compiles the built function into the module and finalizes it; the listing if asked for.
+fn define(
+    module: &mut JITModule,
+    ctx: &mut Context,
+    func_id: FuncId,
+    opts: &Options,
+) -> Result<Option<Listing>, JitError> {
+    module.define_function(func_id, ctx).map_err(|e| match e {
+        cranelift_module::ModuleError::Compilation(cranelift::codegen::CodegenError::Verifier(
+            errors,
+        )) => JitError::Verifier(cranelift::codegen::print_errors::pretty_verifier_error(
+            &ctx.func, None, errors,
+        )),
+        other => module_error(other),
+    })?;
+    let listing = opts.listing.then(|| Listing {
+        clif: ctx.func.display().to_string(),
+        asm: ctx
+            .compiled_code()
+            .and_then(|c| c.vcode.clone())
+            .unwrap_or_default(),
+    });
+    module.clear_context(ctx);
+    module.finalize_definitions().map_err(module_error)?;
+    Ok(listing)
 }
 
 fn report(fallback: Option<&str>) -> Nativeness {

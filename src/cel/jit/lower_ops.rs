@@ -406,6 +406,13 @@ impl Lower<'_, '_> {
         if Class::of(&a.ty) == Class::Bool && Class::of(&b.ty) == Class::Bool {
             return self.lower_logic_bool(a, b, absorbing);
         }
+        self.lower_logic_dyn(a, b, op)
+    }
+
+    /// `&&` / `||` with a `dyn` operand: as [`Lower::lower_logic_bool`], each side may also be a
+    /// non-bool, which fails with the interpreter's error when nothing absorbs and no side failed.
+    fn lower_logic_dyn(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowered {
+        let absorbing = i64::from(op == BinaryOp::Or);
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I8);
         let right = self.b.create_block();
@@ -448,9 +455,32 @@ impl Lower<'_, '_> {
             .brif(is_abs, done, &[BlockArg::from(absorbed)], settle, &[]);
         // The absorbing test is the only way into `settle`.
         self.b.seal_block(settle);
-
-        // Neither side absorbs: the left error, else a non-bool's error, else the other bool.
         self.b.switch_to_block(settle);
+        self.settle_logic(op, done, left_err, [left_other, right_other]);
+
+        // A failing right operand: the left error wins if there is one.
+        self.b.switch_to_block(on_right_err);
+        let has_left = self.b.ins().icmp_imm_s(IntCC::NotEqual, left_err, 0);
+        let first = self.b.ins().select(has_left, left_err, right_e);
+        let target = self.err_target;
+        self.b.ins().jump(target, &[BlockArg::from(first)]);
+        // The right operand's failures and every outcome have been emitted.
+        self.b.seal_block(on_right_err);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        Lowered::new(result, Class::Bool)
+    }
+
+    /// Neither side of a logic operator absorbs: the left error, else a non-bool's error, else
+    /// the non-absorbing bool (to `done`).
+    fn settle_logic(
+        &mut self,
+        op: BinaryOp,
+        done: ir::Block,
+        left_err: ir::Value,
+        others: [ir::Value; 2],
+    ) {
+        let absorbing = i64::from(op == BinaryOp::Or);
         let target = self.err_target;
         let no_left_err = self.b.create_block();
         self.b.ins().brif(
@@ -460,33 +490,22 @@ impl Lower<'_, '_> {
             no_left_err,
             &[],
         );
+        // The error test is the only way into `no_left_err`.
         self.b.seal_block(no_left_err);
         self.b.switch_to_block(no_left_err);
-        let l_other = self.b.ins().icmp_imm_s(IntCC::NotEqual, left_other, 0);
-        let r_other = self.b.ins().icmp_imm_s(IntCC::NotEqual, right_other, 0);
+        let l_other = self.b.ins().icmp_imm_s(IntCC::NotEqual, others[0], 0);
+        let r_other = self.b.ins().icmp_imm_s(IntCC::NotEqual, others[1], 0);
         let any_other = self.b.ins().bor(l_other, r_other);
         let mismatch = self.b.create_block();
         let kept = self.b.ins().iconst(types::I8, 1 - absorbing);
         self.b
             .ins()
             .brif(any_other, mismatch, &[], done, &[BlockArg::from(kept)]);
+        // The test is the only way into `mismatch`.
         self.b.seal_block(mismatch);
         self.b.switch_to_block(mismatch);
-        let v = self
-            .generic_raw(OpKind::Logic(op), Class::Bool, &[left_other, right_other])
-            .v;
+        let v = self.generic_raw(OpKind::Logic(op), Class::Bool, &others).v;
         self.b.ins().jump(done, &[BlockArg::from(v)]);
-
-        // A failing right operand: the left error wins if there is one.
-        self.b.switch_to_block(on_right_err);
-        let has_left = self.b.ins().icmp_imm_s(IntCC::NotEqual, left_err, 0);
-        let first = self.b.ins().select(has_left, left_err, right_e);
-        self.b.ins().jump(target, &[BlockArg::from(first)]);
-        // The right operand's failures and every outcome have been emitted.
-        self.b.seal_block(on_right_err);
-        self.b.seal_block(done);
-        self.b.switch_to_block(done);
-        Lowered::new(result, Class::Bool)
     }
 
     /// `c ? a : b`: only the chosen branch runs; a non-bool condition is the interpreter's error.
