@@ -73,7 +73,7 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
         result.result.ty.to_string(),
         result.result_source
     )?;
-    write!(out, "{}", super::ir::native_summary(program))?;
+    write!(out, "{}", super::ir::native_summary(&rules.decision))?;
     writeln!(out, "message_data:")?;
     for (path, source, ty) in rules.message_data.leaves() {
         writeln!(out, "  {path} ({ty}): {source}")?;

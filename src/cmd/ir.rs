@@ -10,7 +10,7 @@ use super::CmdError;
 use crate::cel::diag;
 use crate::cel::jit::{self, JitProgram};
 use crate::cel::{lex, parse, print};
-use crate::decision::Program;
+use crate::decision::{Compiled, Program};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -151,12 +151,23 @@ fn front_end(program: &Program, item: &Item<'_>, stage: Stage) -> String {
 }
 
 /// How the message_decision compiles to native code, for `sentinel check`: `7/7 params
-/// native`, the compile time, and a line per param (or the result) that is not fully native.
-pub fn native_summary(program: &Program) -> String {
-    let params: Vec<_> = program.params.iter().map(|p| p.expr.clone()).collect();
-    let native = match JitProgram::compile(&params, &program.result, &jit::Options::default()) {
-        Ok(native) => native,
-        Err(e) => return format!("native code: not compiled ({e})\n"),
+/// native`, the compile time, and a line per param (or the result) that runs in the
+/// interpreter. Uses the native program `compiled` already has, else compiles one.
+pub fn native_summary(compiled: &Compiled) -> String {
+    let program = compiled.program();
+    let fresh;
+    let native = match compiled.jit() {
+        Some(native) => native,
+        None => {
+            let params: Vec<_> = program.params.iter().map(|p| p.expr.clone()).collect();
+            match JitProgram::compile(&params, &program.result, &jit::Options::default()) {
+                Ok(native) => {
+                    fresh = native;
+                    &fresh
+                }
+                Err(e) => return format!("native code: not compiled ({e})\n"),
+            }
+        }
     };
     let status = native.nativeness();
     let n = program.params.len();
@@ -242,7 +253,9 @@ mod tests {
     #[test]
     fn check_summary_counts_native_params() {
         let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
-        let text = native_summary(&program);
+        let compiled =
+            Compiled::new(program, crate::decision::Engine::Interp).expect("interp engine");
+        let text = native_summary(&compiled);
         assert!(text.starts_with("native code: 7/7 params native"), "{text}");
     }
 }

@@ -355,12 +355,9 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     let buf =
         l.b.ins()
             .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
-    let bits = match v.class {
-        Class::Bool => l.b.ins().uextend(types::I64, v.v),
-        _ => v.v,
-    };
+    // Stored as held (a bool's upper bytes are stale: readers mask them).
     l.b.ins()
-        .store(MemFlagsData::trusted(), bits, buf, (i * 16) as i32);
+        .store(MemFlagsData::trusted(), v.v, buf, (i * 16) as i32);
     let ty = l.cl_type(v.class);
     let var = l.b.declare_var(ty);
     l.b.def_var(var, v.v);

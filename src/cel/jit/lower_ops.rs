@@ -140,13 +140,13 @@ impl Lower<'_, '_> {
     /// nanoseconds (then `time::ts_sub_ts`'s intermediate `seconds * 1e9` cannot overflow
     /// either); beyond that, `time::ts_sub_ts` decides on the slow path.
     fn timestamp_diff(&mut self, la: Lowered, lb: Lowered) -> ir::Value {
-        const LIMIT: i64 = 9_000_000_000_000_000_000;
+        const LIMIT: i128 = 9_000_000_000_000_000_000;
         let diff = self.b.ins().isub(la.v, lb.v);
-        let high = self.i128_const(i128::from(LIMIT));
-        let low = self.i128_const(-i128::from(LIMIT));
-        let above = self.b.ins().icmp(IntCC::SignedGreaterThan, diff, high);
-        let below = self.b.ins().icmp(IntCC::SignedLessThan, diff, low);
-        let outside = self.b.ins().bor(above, below);
+        // |diff| <= LIMIT, as one unsigned comparison of diff + LIMIT against 2 * LIMIT.
+        let limit = self.i128_const(LIMIT);
+        let shifted = self.b.ins().iadd(diff, limit);
+        let span = self.i128_const(2 * LIMIT);
+        let outside = self.b.ins().icmp(IntCC::UnsignedGreaterThan, shifted, span);
         let slow = OpKind::Scalar(BinaryOp::Sub, Class::Timestamp, Class::Timestamp);
         self.guarded(
             outside,

@@ -284,7 +284,7 @@ impl JitProgram {
     /// Decides for a prepared resource at `now` (for a [`JitProgram::compile_param`] slice, the
     /// param's value is an [`Outcome::Value`]). With `keep_params`, `scratch.params()` holds
     /// every evaluated param's value afterwards (up to and including a failing one).
-    #[inline]
+    #[inline(always)]
     pub fn decide(
         &self,
         prepared: &Prepared,
@@ -321,7 +321,7 @@ impl JitProgram {
         outcome
     }
 
-    #[inline]
+    #[inline(always)]
     fn outcome(&self, code: u32, ctx: &Ctx) -> Outcome {
         match code {
             compile::RET_FALSE => Outcome::Bool(false),
