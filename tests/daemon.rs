@@ -391,10 +391,14 @@ fn new_clusters(n: u64) -> Fleet {
 }
 
 fn cluster_ids(fleet: &Fleet) -> Vec<String> {
-    let all = fleet.list(Collection::Clusters, |_| true, 1, u32::MAX);
+    let all = fleet.list(Collection::Clusters, &Default::default(), 1, u32::MAX);
     all.items
         .iter()
-        .map(|r| r["id"].as_str().unwrap_or_default().to_string())
+        .map(|bytes| {
+            let r: serde_json::Value =
+                serde_json::from_slice(bytes).expect("stored resource is JSON");
+            r["id"].as_str().unwrap_or_default().to_string()
+        })
         .collect()
 }
 

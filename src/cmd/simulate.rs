@@ -220,7 +220,7 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
         },
     };
     // In-process queues cannot hear a sentinel in another process.
-    let adapters = !args.no_adapters && !(args.api_only && broker == BrokerChoice::InProcess);
+    let adapters = !(args.no_adapters || args.api_only && broker == BrokerChoice::InProcess);
     let default_listen = if args.api_only {
         ([127, 0, 0, 1], 8000)
     } else {

@@ -13,8 +13,8 @@
 use crate::sentinel::broker::MessageSink;
 use crate::sim::adapters::Message;
 use lapin::options::{
-    BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions, QueueBindOptions,
-    QueueDeclareOptions, QueuePurgeOptions,
+    BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
+    QueueBindOptions, QueueDeclareOptions, QueuePurgeOptions,
 };
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties, ExchangeKind, message::DeliveryResult};
@@ -76,6 +76,7 @@ pub struct RabbitSetupError {
 /// Consumers of `{topic}-{adapter}` queues on a real RabbitMQ.
 pub struct RabbitQueues {
     conn: Connection,
+    exchange: String,
     delivered: Arc<AtomicU64>,
 }
 
@@ -183,7 +184,13 @@ impl RabbitQueues {
             });
             receivers.push(rx);
         }
-        Ok((RabbitQueues { conn, delivered }, receivers))
+        let exchange = topic.to_string();
+        let queues = RabbitQueues {
+            conn,
+            exchange,
+            delivered,
+        };
+        Ok((queues, receivers))
     }
 
     /// Events delivered to the first adapter's queue so far.
@@ -191,13 +198,19 @@ impl RabbitQueues {
         self.delivered.load(Ordering::Acquire)
     }
 
-    /// Closes the connection (the queues go away with their consumers).
+    /// Deletes the exchange and closes the connection (the queues go away with their
+    /// consumers). A sentinel still publishing to the exchange re-declares it.
     pub async fn close(self) {
-        let _ = tokio::time::timeout(
-            Duration::from_secs(5),
-            self.conn.close(200, "simulation over".into()),
-        )
-        .await;
+        let cleanup = async {
+            if let Ok(channel) = self.conn.create_channel().await {
+                let options = ExchangeDeleteOptions::default();
+                let _ = channel
+                    .exchange_delete(self.exchange.as_str().into(), options)
+                    .await;
+            }
+            let _ = self.conn.close(200, "simulation over".into()).await;
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(5), cleanup).await;
     }
 }
 

@@ -184,6 +184,8 @@ pub enum SimError {
 }
 
 /// The queues' owner, kept alive for the simulation's lifetime.
+// Built once per simulation: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Queues {
     InProcess(Arc<InProcessBroker>),
     Rabbit { queues: RabbitQueues, url: String },

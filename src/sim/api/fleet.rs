@@ -143,6 +143,9 @@ pub struct Found {
 }
 
 /// What the API does with an adapter report.
+// One outcome per adapter report, moved straight into the response: boxing the larger variant
+// would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum PutOutcome {
     /// Stored (201); `hard_deleted` when it completed the resource's deletion.
