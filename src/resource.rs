@@ -4,11 +4,12 @@
 //! error value, so one resource's bad data fails only the expressions that read that field, and
 //! only that resource's decision (the Go sentinel fails the whole page instead).
 
-use crate::cel::time::canonical_rfc3339;
+use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in};
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -150,37 +151,37 @@ impl Resource {
     /// fails, as [`Resource::from_json`].
     pub fn from_raw(raw: Box<RawValue>) -> Resource {
         // serde would also read a JSON array as a struct: only objects take the fast path.
-        let fields = match raw.get().trim_start().starts_with('{') {
-            true => serde_json::from_str::<RawFields<'_>>(raw.get()).ok(),
+        let wire = match raw.get().trim_start().starts_with('{') {
+            true => serde_json::from_str::<Wire<'_>>(raw.get()).ok(),
             false => None,
         };
-        match fields {
-            Some(f) => {
+        match wire {
+            Some(w) => {
                 let resource = Resource {
-                    id: f.id.map_or_else(empty, |v| raw_string("id", v)),
-                    kind: f.kind.map_or_else(empty, |v| raw_string("kind", v)),
-                    name: f.name.map_or_else(empty, |v| raw_string("name", v)),
-                    href: f.href.map_or_else(empty, |v| raw_string("href", v)),
-                    created_time: f
-                        .created_time
-                        .map_or_else(empty, |v| raw_time("created_time", v)),
-                    updated_time: f
-                        .updated_time
-                        .map_or_else(empty, |v| raw_time("updated_time", v)),
-                    generation: f.generation.map_or(Ok(0), |v| raw_int("generation", v)),
-                    labels: match f.labels {
-                        None => Ok(Arc::new(Map::default())),
-                        Some(v) => {
-                            labels_field(serde_json::from_str::<Json>(v.get()).ok().as_ref())
-                        }
-                    },
-                    conditions: f.status.map_or(Ok(Vec::new()), raw_conditions),
+                    id: wire_str(&w.id),
+                    kind: wire_str(&w.kind),
+                    name: wire_str(&w.name),
+                    href: wire_str(&w.href),
+                    created_time: wire_time("created_time", &w.created_time),
+                    updated_time: wire_time("updated_time", &w.updated_time),
+                    generation: Ok(w.generation.unwrap_or(0)),
+                    labels: Ok(Arc::new(Map::from_entries(
+                        w.labels.map_or_else(Vec::new, |l| l.0),
+                    ))),
+                    conditions: Ok(w
+                        .status
+                        .and_then(|s| s.conditions)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|c| Arc::new(c.decode()))
+                        .collect()),
                     raw: Box::default(),
                 };
                 Resource { raw, ..resource }
             }
-            // Not an object, or one serde cannot read as one (duplicate keys): the slow path
-            // through a JSON tree reports exactly which field is wrong.
+            // Not an object, or one the typed fast path cannot read (a field of the wrong type,
+            // a duplicate key): the slow path through a JSON tree reports exactly which field
+            // is wrong, and keeps the last of duplicate keys as Go does.
             None => {
                 let json: Json = serde_json::from_str(raw.get()).unwrap_or(Json::Null);
                 Resource::decode(&json, raw)
@@ -353,12 +354,7 @@ fn string_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
 fn time_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
     match json {
         None => Ok(EMPTY.clone()),
-        Some(Json::String(s)) => canonical_rfc3339(s).map(Arc::from).map_err(|e| {
-            EvalError::new(
-                ErrorKind::BadResource,
-                format!("invalid field '{name}': {e}"),
-            )
-        }),
+        Some(Json::String(s)) => canonical_time(name, s),
         Some(other) => Err(bad_field(name, "an RFC 3339 time string", other)),
     }
 }
@@ -416,70 +412,126 @@ fn conditions_field(obj: &serde_json::Map<String, Json>) -> Field<Vec<Arc<Condit
         .collect()
 }
 
-/// The fields of a resource the rules read, borrowed from the item's JSON text.
+/// The fields of a resource the rules read, as the API sends them, with strings borrowed from
+/// the item's JSON text where they have no escapes. Reading fails on any surprise (a wrong
+/// type, a duplicate key), sending the item down the slow path; a null is as absent.
 #[derive(Deserialize)]
-struct RawFields<'a> {
+struct Wire<'a> {
     #[serde(borrow)]
-    id: Option<&'a RawValue>,
+    id: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    kind: Option<&'a RawValue>,
+    kind: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    name: Option<&'a RawValue>,
+    name: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    href: Option<&'a RawValue>,
+    href: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    created_time: Option<&'a RawValue>,
+    created_time: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    updated_time: Option<&'a RawValue>,
+    updated_time: Option<Cow<'a, str>>,
+    generation: Option<i64>,
+    labels: Option<WireLabels>,
     #[serde(borrow)]
-    generation: Option<&'a RawValue>,
-    #[serde(borrow)]
-    labels: Option<&'a RawValue>,
-    #[serde(borrow)]
-    status: Option<&'a RawValue>,
+    status: Option<WireStatus<'a>>,
 }
 
-fn empty() -> Field<Arc<str>> {
-    Ok(EMPTY.clone())
+#[derive(Deserialize)]
+struct WireStatus<'a> {
+    #[serde(borrow)]
+    conditions: Option<Vec<WireCondition<'a>>>,
 }
 
-/// The JSON kind of a raw value, from its first byte.
-fn raw_kind(v: &RawValue) -> Json {
-    match v.get().as_bytes().first() {
-        Some(b'"') => Json::String(String::new()),
-        Some(b'{') => Json::Object(Default::default()),
-        Some(b'[') => Json::Array(Vec::new()),
-        Some(b't' | b'f') => Json::Bool(true),
-        Some(b'n') | None => Json::Null,
-        Some(_) => Json::from(0),
+/// One condition; the aliases are those of [`Condition::from_json`] (two spellings of one field
+/// in one condition is a duplicate key: the slow path picks between them).
+#[derive(Deserialize)]
+struct WireCondition<'a> {
+    #[serde(borrow, rename = "type")]
+    ty: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+    #[serde(borrow, alias = "createdTime")]
+    created_time: Option<Cow<'a, str>>,
+    #[serde(borrow, alias = "lastUpdatedTime", alias = "lastUpdateTime")]
+    last_updated_time: Option<Cow<'a, str>>,
+    #[serde(borrow, alias = "lastTransitionTime")]
+    last_transition_time: Option<Cow<'a, str>>,
+    #[serde(alias = "observedGeneration")]
+    observed_generation: Option<i64>,
+}
+
+impl WireCondition<'_> {
+    fn decode(&self) -> Condition {
+        Condition {
+            ty: wire_str(&self.ty),
+            status: wire_str(&self.status),
+            reason: wire_str(&self.reason),
+            message: wire_str(&self.message),
+            created_time: wire_time("created_time", &self.created_time),
+            last_updated_time: wire_time("last_updated_time", &self.last_updated_time),
+            last_transition_time: wire_time("last_transition_time", &self.last_transition_time),
+            observed_generation: Ok(self.observed_generation.unwrap_or(0)),
+        }
     }
 }
 
-fn raw_string(name: &str, v: &RawValue) -> Field<Arc<str>> {
-    match serde_json::from_str::<std::borrow::Cow<'_, str>>(v.get()) {
-        Ok(text) => Ok(Arc::from(&*text)),
-        Err(_) => Err(bad_field(name, "a string", &raw_kind(v))),
+/// `labels` as CEL map entries in JSON order; a non-string value or a repeated key fails.
+struct WireLabels(Vec<(Value, Value)>);
+
+impl<'de> Deserialize<'de> for WireLabels {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = WireLabels;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of strings")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<WireLabels, A::Error> {
+                let mut entries: Vec<(Value, Value)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<Cow<'de, str>, Cow<'de, str>>()? {
+                    if entries
+                        .iter()
+                        .any(|(seen, _)| matches!(seen, Value::String(s) if **s == *k))
+                    {
+                        return Err(serde::de::Error::custom("duplicate label"));
+                    }
+                    entries.push((Value::string(&*k), Value::string(&*v)));
+                }
+                Ok(WireLabels(entries))
+            }
+        }
+        d.deserialize_map(Entries)
     }
 }
 
-fn raw_time(name: &str, v: &RawValue) -> Field<Arc<str>> {
-    match serde_json::from_str::<std::borrow::Cow<'_, str>>(v.get()) {
-        Ok(text) => time_field(name, Some(&Json::String(text.into_owned()))),
-        Err(_) => Err(bad_field(name, "an RFC 3339 time string", &raw_kind(v))),
+fn wire_str(text: &Option<Cow<'_, str>>) -> Field<Arc<str>> {
+    Ok(text.as_deref().map_or_else(|| EMPTY.clone(), Arc::from))
+}
+
+fn wire_time(name: &str, text: &Option<Cow<'_, str>>) -> Field<Arc<str>> {
+    match text.as_deref() {
+        None => Ok(EMPTY.clone()),
+        Some(text) => canonical_time(name, text),
     }
 }
 
-fn raw_int(name: &str, v: &RawValue) -> Field<i64> {
-    serde_json::from_str::<i64>(v.get()).map_err(|_| bad_field(name, "an integer", &raw_kind(v)))
-}
-
-/// `status.conditions` from the raw `status` value, through a JSON tree of the status only
-/// (it is small, and its conditions need the alias handling of [`Condition::from_json`]).
-fn raw_conditions(status: &RawValue) -> Field<Vec<Arc<Condition>>> {
-    let json: Json = serde_json::from_str(status.get()).unwrap_or(Json::Null);
-    let mut obj = serde_json::Map::new();
-    obj.insert("status".into(), json);
-    conditions_field(&obj)
+/// A time field in canonical RFC 3339, or the error reading it gives.
+fn canonical_time(name: &str, text: &str) -> Field<Arc<str>> {
+    let mut buf = [0u8; CANONICAL_MAX];
+    canonical_rfc3339_in(text, &mut buf)
+        .map(Arc::from)
+        .map_err(|e| {
+            EvalError::new(
+                ErrorKind::BadResource,
+                format!("invalid field '{name}': {e}"),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -511,6 +563,19 @@ mod tests {
             r#"{"id":"dup","id":"dup2"}"#,
             r#"[1,2]"#,
             r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
+            // Nulls are absent; escapes decode; duplicate labels keep the last value.
+            r#"{"id":null,"kind":"K\"x","name":"n","href":null,"generation":null,
+                "updated_time":"2025-01-01T1:02:03.120Z","labels":{"a":"1","b":"2","a":"3"},
+                "status":{"conditions":null}}"#,
+            // Two spellings of one condition field; a null spelling gives way to the other.
+            r#"{"status":{"conditions":[{"type":"A","last_updated_time":null,
+                "lastUpdatedTime":"2025-01-01T00:00:00-00:00","observed_generation":1,
+                "observedGeneration":2}],"phase":"x"}}"#,
+            // A bad time is an error of that field only; a non-object condition fails them all.
+            r#"{"id":"t","updated_time":"yesterday","status":{"conditions":[{"type":"A",
+                "created_time":"2025-01-01"}]}}"#,
+            r#"{"id":"c","status":{"conditions":[{"type":"A"},3]}}"#,
+            r#"{"generation":9223372036854775808,"labels":[]}"#,
         ];
         for text in texts {
             let raw = RawValue::from_string(text.to_string()).unwrap();
@@ -519,11 +584,17 @@ mod tests {
             assert_eq!(
                 format!(
                     "{:?}",
-                    (&a.id, &a.kind, &a.generation, &a.labels, &a.created_time)
+                    (
+                        (&a.id, &a.kind, &a.name, &a.href, &a.generation, &a.labels),
+                        (&a.created_time, &a.updated_time)
+                    )
                 ),
                 format!(
                     "{:?}",
-                    (&b.id, &b.kind, &b.generation, &b.labels, &b.created_time)
+                    (
+                        (&b.id, &b.kind, &b.name, &b.href, &b.generation, &b.labels),
+                        (&b.created_time, &b.updated_time)
+                    )
                 ),
                 "{text}"
             );

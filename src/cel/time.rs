@@ -411,28 +411,76 @@ pub fn parse_timestamp(text: &str) -> Result<Timestamp, EvalError> {
 /// gets its leading zero. The same grammar as [`parse_timestamp`]; no range check (Go's
 /// `time.Time` holds year 0 too), so `0000-01-01T00:00:00Z` is returned as is.
 pub fn canonical_rfc3339(text: &str) -> Result<String, EvalError> {
+    let mut buf = [0u8; CANONICAL_MAX];
+    canonical_rfc3339_in(text, &mut buf).map(str::to_string)
+}
+
+/// The longest canonical text: `9999-12-31T23:59:59.123456789+14:00` is 35 bytes.
+pub const CANONICAL_MAX: usize = 40;
+
+/// [`canonical_rfc3339`] written into `buf` (no allocation: resources are decoded by the
+/// million).
+pub fn canonical_rfc3339_in<'b>(
+    text: &str,
+    buf: &'b mut [u8; CANONICAL_MAX],
+) -> Result<&'b str, EvalError> {
     let f = parse_rfc3339(text).ok_or_else(|| invalid_timestamp(text))?;
-    let mut out = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}",
-        f.year,
-        f.month,
-        f.day,
-        f.hour,
-        f.minute,
-        f.second,
-        fraction_trimmed(f.nanos)
-    );
-    if f.offset == 0 {
-        out.push('Z');
-    } else {
-        let sign = if f.offset < 0 { '-' } else { '+' };
-        let abs = f.offset.unsigned_abs();
-        out.push_str(&format!("{sign}{:02}:{:02}", abs / 3600, abs % 3600 / 60));
+    let mut w = Writer { buf, len: 0 };
+    w.digits(f.year.unsigned_abs() as u32, 4);
+    w.byte(b'-');
+    w.digits(f.month, 2);
+    w.byte(b'-');
+    w.digits(f.day, 2);
+    w.byte(b'T');
+    w.digits(f.hour, 2);
+    w.byte(b':');
+    w.digits(f.minute, 2);
+    w.byte(b':');
+    w.digits(f.second, 2);
+    if f.nanos != 0 {
+        w.byte(b'.');
+        w.digits(f.nanos, 9);
+        while w.buf[w.len - 1] == b'0' {
+            w.len -= 1;
+        }
     }
-    Ok(out)
+    if f.offset == 0 {
+        w.byte(b'Z');
+    } else {
+        w.byte(if f.offset < 0 { b'-' } else { b'+' });
+        let abs = f.offset.unsigned_abs();
+        w.digits(abs / 3600, 2);
+        w.byte(b':');
+        w.digits(abs % 3600 / 60, 2);
+    }
+    let len = w.len;
+    Ok(std::str::from_utf8(&buf[..len]).expect("ASCII digits and punctuation"))
+}
+
+/// Appends ASCII to a fixed buffer (large enough for any canonical time).
+struct Writer<'b> {
+    buf: &'b mut [u8; CANONICAL_MAX],
+    len: usize,
+}
+
+impl Writer<'_> {
+    fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// `value` in exactly `width` decimal digits, zero-padded (`value` fits: callers know).
+    fn digits(&mut self, mut value: u32, width: usize) {
+        for i in (0..width).rev() {
+            self.buf[self.len + i] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+        self.len += width;
+    }
 }
 
 /// `.5`, `.123456789`: Go's `.999999999` layout (no trailing zeros, nothing for zero).
+#[cfg(test)]
 fn fraction_trimmed(nanos: u32) -> String {
     if nanos == 0 {
         return String::new();

@@ -203,9 +203,11 @@ impl Inner {
 
 /// A list page as decoded from the response body.
 #[derive(Debug)]
-struct Decoded {
-    items: Vec<Resource>,
-    total: u64,
+pub struct Decoded {
+    /// The page's resources, in response order.
+    pub items: Vec<Resource>,
+    /// The `total` the API reported (negative counts as 0).
+    pub total: u64,
 }
 
 /// The list envelope `{items, page, size, total}`; `page`, `size`, `kind` and any other field are
@@ -217,8 +219,9 @@ struct Envelope {
     total: i64,
 }
 
-/// Decodes one list page. The only place response bytes become resources.
-fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
+/// Decodes one list page. The only place response bytes become resources (public for the
+/// page-decoding bench).
+pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
     let envelope: Envelope = serde_json::from_slice(body).map_err(ApiError::Decode)?;
     let items = envelope
         .items

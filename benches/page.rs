@@ -1,0 +1,54 @@
+//! The daemon's per-page work on a realistic page of 100 clusters: decoding the response body
+//! into resources, and decoding plus deciding every resource (JIT, as `serve` runs). Criterion
+//! reports time per resource. `cargo bench --bench page`.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use sentinel::cel::time::parse_timestamp;
+use sentinel::cmd::bench::fleet;
+use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
+use sentinel::sentinel::api::decode_page;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+const PAGE: usize = 100;
+
+fn page_body() -> Vec<u8> {
+    let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
+    let items = fleet(PAGE, now, 7);
+    let body = serde_json::json!({
+        "kind": "ClusterList", "page": 1, "size": PAGE, "total": 1_000_000, "items": items,
+    });
+    serde_json::to_vec(&body).expect("serializable")
+}
+
+fn page(c: &mut Criterion) {
+    let body = page_body();
+    let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
+    let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+    let rules = Compiled::new(program, Engine::Jit).expect("native code");
+    let mut group = c.benchmark_group("page");
+    group.throughput(Throughput::Elements(PAGE as u64));
+    group.sample_size(30);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_secs(1));
+    group.bench_function("decode", |b| {
+        b.iter(|| decode_page(black_box(&body)).expect("decodes"))
+    });
+    let mut scratch = Scratch::default();
+    group.bench_function("decode+decide", |b| {
+        b.iter(|| {
+            let page = decode_page(black_box(&body)).expect("decodes");
+            let mut published = 0;
+            for resource in page.items {
+                let resource = Arc::new(resource);
+                published += usize::from(rules.decide(&resource, now, &mut scratch).publish);
+            }
+            published
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, page);
+criterion_main!(benches);
