@@ -368,7 +368,8 @@ async fn batches_keep_order_with_and_without_confirms() {
         let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
             .await
             .expect("connect");
-        let events: Vec<Event> = (0..50).map(event).collect();
+        // A full page: more than join_all's small-batch path, so the order is tested at scale.
+        let events: Vec<Event> = (0..100).map(event).collect();
         let results = publisher.publish_batch(&events).await;
         assert_eq!(results.len(), events.len());
         all_ok(&results);

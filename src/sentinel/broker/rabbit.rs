@@ -165,37 +165,60 @@ impl RabbitPublisher {
             Err(e) => return vec![Err(e); events.len()],
         };
         let deadline = Instant::now() + self.opts.publish_timeout;
-        let mut results = Vec::with_capacity(events.len());
-        let mut pending = Vec::with_capacity(if self.confirm { events.len() } else { 0 });
+        // Every event of the batch is encoded into one buffer, then all publishes are queued
+        // at once (lapin queues a publish's frames, in order, on its first poll) and awaited
+        // together: the I/O loop writes the page in a few syscalls, not one round trip per
+        // event.
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let mut ends = Vec::with_capacity(events.len());
         for event in events {
-            self.buf.clear();
-            event.encode_into(&mut self.buf);
-            let publishing = channel.basic_publish(
+            event.encode_into(&mut buf);
+            ends.push(buf.len());
+        }
+        let publishes = events.iter().zip(&ends).scan(0, |start, (event, &end)| {
+            let payload = &buf[*start..end];
+            *start = end;
+            Some(channel.basic_publish(
                 self.exchange.clone(),
                 self.routing_key.clone(),
                 BasicPublishOptions::default(),
-                &self.buf,
+                payload,
                 properties(event),
-            );
-            let failure = match timeout_at(deadline, publishing).await {
-                Ok(Ok(confirm)) => {
-                    if self.confirm {
-                        pending.push((results.len(), confirm));
+            ))
+        });
+        let written = timeout_at(deadline, futures_util::future::join_all(publishes)).await;
+        self.buf = buf;
+        let mut results = Vec::with_capacity(events.len());
+        let mut pending = Vec::with_capacity(if self.confirm { events.len() } else { 0 });
+        match written {
+            Ok(written) => {
+                let mut lost = None;
+                for outcome in written {
+                    match outcome {
+                        Ok(confirm) => {
+                            if self.confirm {
+                                pending.push((results.len(), confirm));
+                            }
+                            results.push(Ok(()));
+                        }
+                        Err(e) => {
+                            let failure = e.to_string();
+                            lost.get_or_insert_with(|| failure.clone());
+                            results.push(Err(PublishError::Publish(failure)));
+                        }
                     }
-                    results.push(Ok(()));
-                    continue;
                 }
-                Ok(Err(e)) => {
-                    self.lost(&format!("publish failed: {e}"));
-                    e.to_string()
+                if let Some(failure) = lost {
+                    self.lost(&format!("publish failed: {failure}"));
                 }
-                Err(_) => {
-                    self.drop_connection("publishing timed out");
-                    format!("not written within {:?}", self.opts.publish_timeout)
-                }
-            };
-            results.resize(events.len(), Err(PublishError::Publish(failure)));
-            break;
+            }
+            Err(_) => {
+                self.drop_connection("publishing timed out");
+                let failure = format!("not written within {:?}", self.opts.publish_timeout);
+                results.resize(events.len(), Err(PublishError::Publish(failure)));
+                return results;
+            }
         }
         self.await_confirms(deadline, pending, &mut results).await;
         results
