@@ -501,7 +501,7 @@ impl Compiled {
     }
 
     /// Turns the native code's outcome into a decision, as [`Program::evaluate`] would.
-    #[inline]
+    #[inline(always)]
     pub fn conclude_outcome(&self, outcome: Outcome) -> Decision {
         match outcome {
             Outcome::Bool(true) => Decision {
@@ -512,6 +512,15 @@ impl Compiled {
                 publish: false,
                 reason: Reason::ResultFalse,
             },
+            other => self.conclude_failure(other),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn conclude_failure(&self, outcome: Outcome) -> Decision {
+        match outcome {
+            Outcome::Bool(b) => conclude(Ok(Value::Bool(b))),
             Outcome::Value(v) => conclude(Ok(v)),
             Outcome::ResultFailed(e) => conclude(Err(e)),
             Outcome::ParamFailed(i, error) => Decision {

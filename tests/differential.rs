@@ -151,6 +151,28 @@ fn default_rules_agree_on_odd_resources() {
     assert_agree(&default_program(), &odd_resources());
 }
 
+/// A row without field errors runs the body compiled without error checks, any other row the
+/// general body; both bodies are exercised (and agree, above) on the odd resources.
+#[test]
+fn rows_with_field_errors_take_the_checked_body() {
+    let compiled = Compiled::new(default_program(), Engine::Jit).expect("jit");
+    let native = compiled.jit().expect("native");
+    let clean: Vec<bool> = odd_resources()
+        .into_iter()
+        .map(|json| {
+            let mut row = jit::Prepared::default();
+            native.prepare(&Arc::new(Resource::from_json(json)), &mut row);
+            row.is_clean()
+        })
+        .collect();
+    // a: no Reconciled condition, so its empty time fails to parse; d, e, f: bad fields; h: the
+    // last Reconciled condition has no time; the last two are not objects.
+    let expected = [
+        false, true, true, false, false, false, true, false, true, false, false,
+    ];
+    assert_eq!(clean, expected);
+}
+
 #[test]
 fn default_rules_agree_on_a_generated_fleet() {
     assert_agree(&default_program(), &fleet(400, now(), 7));

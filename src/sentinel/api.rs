@@ -330,7 +330,8 @@ impl Pager {
         self.recent_ids.push_back(ids);
         if items.len() < before {
             let dropped = before - items.len();
-            tracing::warn!(
+            // Expected when deletions shift the pages under an offset-paged listing.
+            tracing::info!(
                 page = number,
                 dropped,
                 "dropped resources already seen this cycle"

@@ -98,6 +98,8 @@ pub enum Nativeness {
 pub(crate) struct Built {
     pub module: JITModule,
     pub entry: *const u8,
+    /// The same function for rows without field errors (decisions only; else `entry`).
+    pub clean_entry: *const u8,
     pub tables: Tables,
     pub needs: Needs,
     /// Per param, then the result.
@@ -215,13 +217,17 @@ fn new_module(opts: &Options) -> Result<(JITModule, HashMap<Helper, FuncId>), Ji
 }
 
 /// Declares the entry function `extern "C" fn(*mut Ctx) -> u32` and a context to build it in.
-fn declare_entry(module: &mut JITModule, opts: &Options) -> Result<(FuncId, Context), JitError> {
+fn declare_entry(
+    module: &mut JITModule,
+    name: &str,
+    opts: &Options,
+) -> Result<(FuncId, Context), JitError> {
     let mut sig = module.make_signature();
     sig.params
         .push(AbiParam::new(module.target_config().pointer_type()));
     sig.returns.push(AbiParam::new(types::I32));
     let func_id = module
-        .declare_function("decide", Linkage::Local, &sig)
+        .declare_function(name, Linkage::Local, &sig)
         .map_err(module_error)?;
     let mut ctx = module.make_context();
     ctx.func.signature = sig;
@@ -236,44 +242,110 @@ fn attempt(
     opts: &Options,
 ) -> Result<Attempt, JitError> {
     let (mut module, helper_ids) = new_module(opts)?;
-    let (func_id, mut ctx) = declare_entry(&mut module, opts)?;
-    let mut fctx = FunctionBuilderContext::new();
     let mut tables = Tables {
         param_classes: vec![None; unit.params.len()],
         ..Tables::default()
     };
     let mut needs = Needs::default();
-    let mut nativeness = Vec::with_capacity(unit.params.len() + 1);
-    {
-        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let mut l = start(b, &mut module, &helper_ids, &mut tables, &mut needs, unit);
-        let n = unit.params.len();
-        for (i, p) in unit.params.iter().enumerate() {
-            let Some(p) = p else { continue };
-            lower_param(&mut l, i, p, fallback[i].as_deref());
-            if let Some(why) = l.problem.take() {
-                return Ok(Attempt::Retry(i, why));
-            }
-            nativeness.push(report(fallback[i].as_deref()));
-        }
-        lower_result(&mut l, unit, fallback[n].as_deref());
-        if let Some(why) = l.problem.take() {
-            return Ok(Attempt::Retry(n, why));
-        }
-        nativeness.push(report(fallback[n].as_deref()));
-        let Lower { b, .. } = l;
-        b.finalize(module.target_config());
-    }
-    let listing = define(&mut module, &mut ctx, func_id, opts)?;
+    let mut parts = Parts {
+        module: &mut module,
+        helper_ids: &helper_ids,
+        tables: &mut tables,
+        needs: &mut needs,
+    };
+    let (func_id, listing, nativeness) = match body(&mut parts, unit, fallback, opts, false)? {
+        Ok(built) => built,
+        Err(retry) => return Ok(retry),
+    };
+    // Decisions get a second body for the common row without field errors: the same lowering
+    // with the error checks of slot reads left out, chosen per call by `Prepared::clean`.
+    let clean = match unit.mode {
+        Mode::Decision => match body(&mut parts, unit, fallback, opts, true)? {
+            Ok((id, clean_listing, _)) => Some((id, clean_listing)),
+            Err(retry) => return Ok(retry),
+        },
+        Mode::Standalone => None,
+    };
     let entry = module.get_finalized_function(func_id);
+    let clean_entry = clean
+        .as_ref()
+        .map_or(entry, |(id, _)| module.get_finalized_function(*id));
+    let listing = match (listing, clean) {
+        (Some(mut l), Some((_, Some(c)))) => {
+            l.clif
+                .push_str("\n; the same for rows without field errors (no error checks)\n");
+            l.clif.push_str(&c.clif);
+            l.asm
+                .push_str("\n; the same for rows without field errors (no error checks)\n");
+            l.asm.push_str(&c.asm);
+            Some(l)
+        }
+        (l, _) => l,
+    };
     Ok(Attempt::Done(Box::new(Built {
         module,
         entry,
+        clean_entry,
         tables,
         needs,
         nativeness,
         listing,
     })))
+}
+
+/// What the bodies of one module share.
+struct Parts<'m> {
+    module: &'m mut JITModule,
+    helper_ids: &'m HashMap<Helper, FuncId>,
+    tables: &'m mut Tables,
+    needs: &'m mut Needs,
+}
+
+type Body = Result<(FuncId, Option<Listing>, Vec<Nativeness>), Attempt>;
+
+/// Lowers, compiles and finalizes one function computing `unit`: every param in order, then
+/// the result; `Err` asks to retry with one more expression in the interpreter.
+fn body(
+    parts: &mut Parts<'_>,
+    unit: &Unit<'_>,
+    fallback: &[Option<String>],
+    opts: &Options,
+    clean: bool,
+) -> Result<Body, JitError> {
+    let name = if clean { "decide_clean" } else { "decide" };
+    let (func_id, mut ctx) = declare_entry(parts.module, name, opts)?;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut nativeness = Vec::with_capacity(unit.params.len() + 1);
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut l = start(
+            b,
+            parts.module,
+            parts.helper_ids,
+            parts.tables,
+            parts.needs,
+            unit,
+        );
+        l.clean = clean;
+        let n = unit.params.len();
+        for (i, p) in unit.params.iter().enumerate() {
+            let Some(p) = p else { continue };
+            lower_param(&mut l, i, p, fallback[i].as_deref());
+            if let Some(why) = l.problem.take() {
+                return Ok(Err(Attempt::Retry(i, why)));
+            }
+            nativeness.push(report(fallback[i].as_deref()));
+        }
+        lower_result(&mut l, unit, fallback[n].as_deref());
+        if let Some(why) = l.problem.take() {
+            return Ok(Err(Attempt::Retry(n, why)));
+        }
+        nativeness.push(report(fallback[n].as_deref()));
+        let Lower { b, .. } = l;
+        b.finalize(parts.module.target_config());
+    }
+    let listing = define(parts.module, &mut ctx, func_id, opts)?;
+    Ok(Ok((func_id, listing, nativeness)))
 }
 
 /// The lowering context positioned at the start of the function body (after the entry block,
@@ -326,6 +398,7 @@ fn start<'a, 'm>(
         err_target,
         problem: None,
         locals: Vec::new(),
+        clean: false,
     }
 }
 

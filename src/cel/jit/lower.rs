@@ -176,6 +176,9 @@ pub(crate) struct Lower<'a, 'm> {
     pub problem: Option<String>,
     /// The variables of the enclosing comprehensions, by depth.
     pub locals: Vec<ParamVal>,
+    /// Lowering the body for rows without field errors ([`crate::cel::jit::Prepared`]'s
+    /// `clean`): slot reads skip their error checks.
+    pub clean: bool,
 }
 
 /// Flags for loads from the prepared row and the context inputs: never trapping, aligned, not

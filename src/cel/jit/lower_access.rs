@@ -62,13 +62,15 @@ impl Lower<'_, '_> {
     pub(crate) fn read_slot(&mut self, key: FieldKey, ty: ir::Type, field: usize) -> ir::Value {
         let row = self.row_ptr();
         let base = self.slot_offset(key);
-        let err = self.b.ins().load(
-            self.ptr,
-            row_flags(),
-            row,
-            base + offset_of!(Slot, err) as i32,
-        );
-        self.fail_if(err);
+        if !self.clean {
+            let err = self.b.ins().load(
+                self.ptr,
+                row_flags(),
+                row,
+                base + offset_of!(Slot, err) as i32,
+            );
+            self.fail_if(err);
+        }
         let flags = if ty == types::I128 {
             pair_flags()
         } else {

@@ -71,6 +71,8 @@ pub enum Outcome {
 struct Code {
     module: Mutex<Option<JITModule>>,
     entry: *const u8,
+    /// `entry` compiled without the error checks of slot reads, for clean rows.
+    clean_entry: *const u8,
     tables: Tables,
 }
 
@@ -103,6 +105,7 @@ impl Code {
         Some(Code {
             module: Mutex::new(Some(b.module)),
             entry: b.entry,
+            clean_entry: b.clean_entry,
             tables: b.tables,
         })
     }
@@ -111,15 +114,23 @@ impl Code {
     ///
     /// # Safety
     ///
-    /// This is the one place that calls compiled code. It is sound because: `entry` is a
-    /// finalized function of the live module `self` owns, built by `compile::build` with the
-    /// signature `extern "C" fn(*mut Ctx) -> u32`; the `Ctx` is built here from references that
+    /// This is the one place that calls compiled code. It is sound because: `entry` and
+    /// `clean_entry` are finalized functions of the live module `self` owns, built by
+    /// `compile::build` with the signature `extern "C" fn(*mut Ctx) -> u32` (the clean one only
+    /// for rows whose every slot has a null error, so the checks it omits would all pass); the `Ctx` is built here from references that
     /// outlive the call (the row of a [`Prepared`] filled for this program, checked by the
     /// caller; the param buffer, sized here for every param; and `env`, which the helpers alone
     /// dereference); compiled code only reads the row, writes the `Ctx` outputs and the param
     /// buffer, and never traps (divisions are guarded); helpers catch panics.
-    #[inline]
-    fn run(&self, call: &Call<'_>, env: &mut CallEnv<'_>) -> (u32, Ctx) {
+    ///
+    /// `then` gets the code and the outputs in place (no copy of the `Ctx` on the hot path).
+    #[inline(always)]
+    fn run<R>(
+        &self,
+        call: &Call<'_>,
+        env: &mut CallEnv<'_>,
+        then: impl FnOnce(u32, &Ctx) -> R,
+    ) -> R {
         let nanos = call.now.map_or(0, Timestamp::nanos);
         let n = self.tables.param_classes.len();
         if env.scratch.bits.len() < n {
@@ -136,12 +147,17 @@ impl Code {
             params: env.scratch.bits.as_mut_ptr(),
             env: env as *mut CallEnv<'_> as *mut u8,
         };
+        // A row without field errors runs the body that does not check for them.
+        let entry = match call.row {
+            Some(row) if row.clean => self.clean_entry,
+            _ => self.entry,
+        };
         // SAFETY: see the function's `# Safety` section.
         let code = unsafe {
-            let f = std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(self.entry);
+            let f = std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(entry);
             f(&mut ctx)
         };
-        (code, ctx)
+        then(code, &ctx)
     }
 }
 
@@ -176,6 +192,11 @@ fn internal(what: &str) -> EvalError {
 }
 
 /// Reads the error compiled code reported.
+#[cold]
+fn misprepared() -> Outcome {
+    Outcome::ResultFailed(internal("resource prepared for another program"))
+}
+
 fn reported_error(ctx: &Ctx) -> EvalError {
     // SAFETY: compiled code sets `error` to a live error (in the scratch arenas, the row or the
     // resource) before returning a failure code; they outlive this read.
@@ -292,9 +313,12 @@ impl JitProgram {
         scratch: &mut Scratch,
         keep_params: bool,
     ) -> Outcome {
-        if prepared.program != self.id || prepared.resource.is_none() {
-            return Outcome::ResultFailed(internal("resource prepared for another program"));
+        // `prepare` sets `program` after filling; a default `Prepared` has program 0, which no
+        // program has.
+        if prepared.program != self.id {
+            return misprepared();
         }
+        debug_assert!(prepared.resource.is_some());
         scratch.reset();
         let call = Call {
             row: Some(prepared),
@@ -308,8 +332,12 @@ impl JitProgram {
             reason: None,
             slots: None,
         };
-        let (code, ctx) = self.code.run(&call, &mut env);
-        let outcome = self.outcome(code, &ctx);
+        let outcome = self.code.run(&call, &mut env, |code, ctx| match code {
+            // The common outcomes stay inline; the rest read the outputs out of line.
+            compile::RET_FALSE => Outcome::Bool(false),
+            compile::RET_TRUE => Outcome::Bool(true),
+            _ => self.outcome(code, ctx),
+        });
         if keep_params {
             let (n, failed) = match &outcome {
                 Outcome::ParamFailed(i, e) => (*i, Some(e.clone())),
@@ -321,7 +349,8 @@ impl JitProgram {
         outcome
     }
 
-    #[inline(always)]
+    #[cold]
+    #[inline(never)]
     fn outcome(&self, code: u32, ctx: &Ctx) -> Outcome {
         match code {
             compile::RET_FALSE => Outcome::Bool(false),
@@ -440,13 +469,12 @@ impl JitExpr {
             reason: act.reason,
             slots: Some(act.slots),
         };
-        let (code, ctx) = self.code.run(&call, &mut env);
-        match code {
+        self.code.run(&call, &mut env, |code, ctx| match code {
             compile::RET_VALUE => {
                 // SAFETY: a boxed result lives in the scratch arena until the next call.
                 unsafe { abi::result_value(self.class, ctx.out) }
             }
-            _ => Err(reported_error(&ctx)),
-        }
+            _ => Err(reported_error(ctx)),
+        })
     }
 }

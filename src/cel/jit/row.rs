@@ -132,6 +132,8 @@ pub struct Prepared {
     pub(crate) resource: Option<Arc<Resource>>,
     /// The program it was prepared for (the slots depend on the program).
     pub(crate) program: u64,
+    /// No slot holds an error: the compiled code may skip its error checks.
+    pub(crate) clean: bool,
 }
 
 // SAFETY: every raw pointer in the slots points into `resource` (an `Arc` kept alive here), into
@@ -164,6 +166,12 @@ fn empty_slot() -> Slot {
 }
 
 impl Prepared {
+    /// Whether no field the program reads holds an error: the call then runs the body compiled
+    /// without error checks.
+    pub fn is_clean(&self) -> bool {
+        self.clean
+    }
+
     /// Fills the slots from `resource` for a program that reads `needs`.
     pub(crate) fn fill(&mut self, resource: &Arc<Resource>, needs: &Needs) {
         self.slots.clear();
@@ -178,6 +186,7 @@ impl Prepared {
             let slot = self.slot(r, resource, *key);
             self.slots.push(slot);
         }
+        self.clean = self.slots.iter().all(|s| s.err.is_null());
         self.resource = Some(resource.clone());
     }
 
