@@ -134,62 +134,94 @@ pub struct Resource {
     pub conditions: Field<Vec<Arc<Condition>>>,
     /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
     /// parsed only when a rule reads one of them.
-    raw: Box<RawValue>,
+    raw: RawText,
+}
+
+/// A resource's JSON text: a range of a shared text, the body of the list page it came in
+/// (so decoding a page copies no item), or a text of its own.
+#[derive(Clone, Debug)]
+struct RawText {
+    text: Arc<str>,
+    start: usize,
+    end: usize,
+}
+
+impl RawText {
+    fn whole(text: Arc<str>) -> RawText {
+        RawText {
+            start: 0,
+            end: text.len(),
+            text,
+        }
+    }
+
+    fn get(&self) -> &str {
+        &self.text[self.start..self.end]
+    }
 }
 
 impl Resource {
     /// Decodes a resource from a JSON value. Never fails: a non-object decodes to a resource
     /// whose every field is an error.
     pub fn from_json(json: Json) -> Resource {
-        let raw = serde_json::value::to_raw_value(&json)
-            .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null is valid JSON"));
+        let raw = RawText::whole(Arc::from(json.to_string()));
         Resource::decode(&json, raw)
     }
 
-    /// Decodes a resource from its JSON text (one item of a list page) without building a
-    /// JSON tree: the fields rules read are decoded from borrowed slices of the text. Never
-    /// fails, as [`Resource::from_json`].
-    pub fn from_raw(raw: Box<RawValue>) -> Resource {
+    /// Decodes a resource from its JSON text without building a JSON tree: the fields rules
+    /// read are decoded from borrowed slices of the text. Never fails, as
+    /// [`Resource::from_json`].
+    pub fn from_text(text: &str) -> Resource {
+        Resource::from_page(&Arc::from(text), 0..text.len())
+    }
+
+    /// Decodes the item at `range` of a list page's text (which the resource then shares).
+    /// A range that is not within the text, or not on character boundaries, decodes as a
+    /// resource that is not a JSON object.
+    pub fn from_page(page: &Arc<str>, range: std::ops::Range<usize>) -> Resource {
+        let Some(text) = page.get(range.clone()) else {
+            return Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
+        };
+        let raw = RawText {
+            text: page.clone(),
+            start: range.start,
+            end: range.end,
+        };
         // serde would also read a JSON array as a struct: only objects take the fast path.
-        let wire = match raw.get().trim_start().starts_with('{') {
-            true => serde_json::from_str::<Wire<'_>>(raw.get()).ok(),
+        let wire = match text.trim_start().starts_with('{') {
+            true => serde_json::from_str::<Wire<'_>>(text).ok(),
             false => None,
         };
-        match wire {
-            Some(w) => {
-                let resource = Resource {
-                    id: wire_str(&w.id),
-                    kind: wire_str(&w.kind),
-                    name: wire_str(&w.name),
-                    href: wire_str(&w.href),
-                    created_time: wire_time("created_time", &w.created_time),
-                    updated_time: wire_time("updated_time", &w.updated_time),
-                    generation: Ok(w.generation.unwrap_or(0)),
-                    labels: Ok(Arc::new(Map::from_entries(
-                        w.labels.map_or_else(Vec::new, |l| l.0),
-                    ))),
-                    conditions: Ok(w
-                        .status
-                        .and_then(|s| s.conditions)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|c| Arc::new(c.decode()))
-                        .collect()),
-                    raw: Box::default(),
-                };
-                Resource { raw, ..resource }
-            }
+        let Some(w) = wire else {
             // Not an object, or one the typed fast path cannot read (a field of the wrong type,
             // a duplicate key): the slow path through a JSON tree reports exactly which field
             // is wrong, and keeps the last of duplicate keys as Go does.
-            None => {
-                let json: Json = serde_json::from_str(raw.get()).unwrap_or(Json::Null);
-                Resource::decode(&json, raw)
-            }
+            let json: Json = serde_json::from_str(text).unwrap_or(Json::Null);
+            return Resource::decode(&json, raw);
+        };
+        Resource {
+            id: wire_str(&w.id),
+            kind: wire_str(&w.kind),
+            name: wire_str(&w.name),
+            href: wire_str(&w.href),
+            created_time: wire_time("created_time", &w.created_time),
+            updated_time: wire_time("updated_time", &w.updated_time),
+            generation: Ok(w.generation.unwrap_or(0)),
+            labels: Ok(Arc::new(Map::from_entries(
+                w.labels.map_or_else(Vec::new, |l| l.0),
+            ))),
+            conditions: Ok(w
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .map(|c| Arc::new(c.decode()))
+                .collect()),
+            raw,
         }
     }
 
-    fn decode(json: &Json, raw: Box<RawValue>) -> Resource {
+    fn decode(json: &Json, raw: RawText) -> Resource {
         let Some(obj) = json.as_object() else {
             let err = EvalError::new(
                 ErrorKind::BadResource,
@@ -578,8 +610,7 @@ mod tests {
             r#"{"generation":9223372036854775808,"labels":[]}"#,
         ];
         for text in texts {
-            let raw = RawValue::from_string(text.to_string()).unwrap();
-            let a = Resource::from_raw(raw);
+            let a = Resource::from_text(text);
             let b = Resource::from_json(serde_json::from_str(text).unwrap());
             assert_eq!(
                 format!(

@@ -211,23 +211,37 @@ pub struct Decoded {
 }
 
 /// The list envelope `{items, page, size, total}`; `page`, `size`, `kind` and any other field are
-/// ignored, a null or missing `items` is an empty page.
+/// ignored, a null or missing `items` is an empty page. Items are borrowed from the body text.
 #[derive(serde::Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    items: Option<Vec<Box<serde_json::value::RawValue>>>,
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    items: Option<Vec<&'a serde_json::value::RawValue>>,
     total: i64,
 }
 
 /// Decodes one list page. The only place response bytes become resources (public for the
-/// page-decoding bench).
+/// page-decoding bench). The body is copied once into a shared text that the page's resources
+/// keep their JSON in; no item is copied.
 pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
-    let envelope: Envelope = serde_json::from_slice(body).map_err(ApiError::Decode)?;
+    let text: Arc<str> = match std::str::from_utf8(body) {
+        Ok(text) => Arc::from(text),
+        Err(e) => {
+            return Err(ApiError::Decode(serde::de::Error::custom(format!(
+                "response body is not UTF-8: {e}"
+            ))));
+        }
+    };
+    let envelope: Envelope<'_> = serde_json::from_str(&text).map_err(ApiError::Decode)?;
+    let base = text.as_ptr() as usize;
     let items = envelope
         .items
         .unwrap_or_default()
         .into_iter()
-        .map(Resource::from_raw)
+        .map(|item| {
+            // The item is a slice of `text`: its range is its offset in it.
+            let start = item.get().as_ptr() as usize - base;
+            Resource::from_page(&text, start..start + item.get().len())
+        })
         .collect();
     Ok(Decoded {
         items,
@@ -359,9 +373,17 @@ mod tests {
         let page = page.unwrap();
         assert!(page.items.is_empty());
         assert_eq!(page.total, 0);
-        let page = decode_page(br#"{"items":[{"id":"a"},7],"total":9}"#).unwrap();
-        assert_eq!(page.items.len(), 2);
+        let page =
+            decode_page(br#"{"items":[{"id":"a"},7, {"id":"\u00e9", "spec":{"n":1}}],"total":9}"#)
+                .unwrap();
+        assert_eq!(page.items.len(), 3);
         assert!(page.items[1].id.is_err());
+        // Each resource keeps exactly its own item's text.
+        assert_eq!(page.items[0].json(), serde_json::json!({"id": "a"}));
+        assert_eq!(
+            page.items[2].json(),
+            serde_json::json!({"id": "é", "spec": {"n": 1}})
+        );
     }
 
     #[test]
@@ -370,6 +392,9 @@ mod tests {
         assert!(matches!(err, ApiError::Decode(_)));
         assert!(!err.is_retriable());
         assert!(decode_page(b"{\"items\": [").is_err());
+        let not_utf8 = decode_page(b"{\"items\":[{\"id\":\"\xff\"}],\"total\":1}").unwrap_err();
+        assert!(matches!(not_utf8, ApiError::Decode(_)), "{not_utf8}");
+        assert!(not_utf8.to_string().contains("not UTF-8"), "{not_utf8}");
     }
 
     #[test]
