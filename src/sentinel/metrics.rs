@@ -6,9 +6,11 @@
 //! are also labelled `resource_type` and `resource_selector`.
 
 use prometheus::{
-    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry, TextEncoder,
+    Counter, CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry,
+    TextEncoder,
 };
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The sentinel's metrics, bound to one resource type, selector and topic.
 #[derive(Clone)]
@@ -26,7 +28,15 @@ pub struct Metrics {
     last_success: Gauge,
     broker_published: CounterVec,
     broker_failures: CounterVec,
+    /// The series the per-resource path increments, resolved on first use (a label lookup per
+    /// resource hashes three strings; a series still appears only once incremented, as in Go).
+    skipped_false: OnceLock<Counter>,
+    published_matched: OnceLock<(Counter, Counter)>,
 }
+
+/// The reasons of the per-resource hot path.
+const RESULT_FALSE: &str = "message decision result is false";
+const MATCHED: &str = "message decision matched";
 
 /// The `resource_selector` label: `label=value` pairs joined by commas, or `all`.
 pub fn selector_label(selector: &[(String, String)]) -> String {
@@ -152,6 +162,8 @@ impl Metrics {
                 last_success,
                 broker_published,
                 broker_failures,
+                skipped_false: OnceLock::new(),
+                published_matched: OnceLock::new(),
             })
         };
         // Registration only fails on duplicate or malformed names, which are constants here.
@@ -160,6 +172,21 @@ impl Metrics {
 
     /// One event published, with the decision reason.
     pub fn published(&self, reason: &str) {
+        if reason == MATCHED {
+            let (published, broker) = self.published_matched.get_or_init(|| {
+                (
+                    self.published.with_label_values(&[
+                        &self.resource_type,
+                        &self.selector,
+                        MATCHED,
+                    ]),
+                    self.broker_published.with_label_values(&[&self.topic]),
+                )
+            });
+            published.inc();
+            broker.inc();
+            return;
+        }
         self.published
             .with_label_values(&[&self.resource_type, &self.selector, reason])
             .inc();
@@ -170,6 +197,18 @@ impl Metrics {
 
     /// One resource skipped, with the decision reason.
     pub fn skipped(&self, reason: &str) {
+        if reason == RESULT_FALSE {
+            self.skipped_false
+                .get_or_init(|| {
+                    self.skipped.with_label_values(&[
+                        &self.resource_type,
+                        &self.selector,
+                        RESULT_FALSE,
+                    ])
+                })
+                .inc();
+            return;
+        }
         self.skipped
             .with_label_values(&[&self.resource_type, &self.selector, reason])
             .inc();
@@ -229,24 +268,37 @@ mod tests {
         );
         m.published("message decision matched");
         m.skipped("message decision result is false");
+        // A clone shares the series, through the cached ones too.
+        let clone = m.clone();
+        clone.published("message decision matched");
+        clone.skipped("message decision result is false");
+        m.skipped(r#"param "x" evaluation failed: no such key: x"#);
         m.api_error("fetch_error");
         m.publish_failed();
         m.cycle(3, 0.2, Some(1700000000.0));
         let text = m.render();
         for needle in [
-            r#"hyperfleet_sentinel_events_published_total{component="sentinel",reason="message decision matched",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
-            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="message decision result is false",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_events_published_total{component="sentinel",reason="message decision matched",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 2"#,
+            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="message decision result is false",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 2"#,
+            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="param \"x\" evaluation failed: no such key: x",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
             r#"hyperfleet_sentinel_pending_resources{component="sentinel",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 3"#,
             r#"hyperfleet_sentinel_api_errors_total{component="sentinel",error_type="fetch_error",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
             r#"hyperfleet_sentinel_broker_errors_total{component="sentinel",error_type="publish_error",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
             r#"hyperfleet_sentinel_last_successful_poll_timestamp_seconds{component="sentinel",version="1.2.3"} 1700000000"#,
             r#"hyperfleet_sentinel_poll_duration_seconds_bucket{component="sentinel",resource_selector="shard=1",resource_type="clusters",version="1.2.3",le="0.25"} 1"#,
-            r#"hyperfleet_broker_messages_published_total{component="sentinel",topic="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_broker_messages_published_total{component="sentinel",topic="clusters",version="1.2.3"} 2"#,
             r#"hyperfleet_broker_errors_total{component="sentinel",error_type="publish_error",topic="clusters",version="1.2.3"} 1"#,
         ] {
             assert!(text.contains(needle), "missing {needle}\n{text}");
         }
         assert!(!text.contains("process_"), "no process metrics");
+    }
+
+    #[test]
+    fn cached_reasons_are_the_decision_reasons() {
+        use crate::decision::Reason;
+        assert_eq!(Reason::ResultFalse.text(), RESULT_FALSE);
+        assert_eq!(Reason::Matched.text(), MATCHED);
     }
 
     #[test]
