@@ -50,15 +50,38 @@ impl GoFormat {
 
 /// Installs the global subscriber. Calling it twice is harmless (the first wins).
 pub fn init(settings: &LogSettings) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let format = GoFormat::new(settings.json, &settings.version);
-    let builder = tracing_subscriber::fmt()
-        .with_max_level(settings.level)
-        .event_format(format);
+    let layer = tracing_subscriber::fmt::layer().event_format(format);
+    let registry = tracing_subscriber::registry();
     let _ = if settings.stderr {
-        builder.with_writer(std::io::stderr).try_init()
+        let layer = layer.with_writer(std::io::stderr);
+        registry
+            .with(layer.with_filter(filter(settings.level)))
+            .try_init()
     } else {
-        builder.with_writer(std::io::stdout).try_init()
+        let layer = layer.with_writer(std::io::stdout);
+        registry
+            .with(layer.with_filter(filter(settings.level)))
+            .try_init()
     };
+}
+
+/// The configured level for the sentinel and its libraries, except that the code generator's
+/// own logs (Cranelift prints every function it compiles at info) show only from warn up.
+fn filter(level: Level) -> tracing_subscriber::filter::Targets {
+    use tracing_subscriber::filter::LevelFilter;
+    let level = LevelFilter::from_level(level);
+    let quiet = level.min(LevelFilter::WARN);
+    tracing_subscriber::filter::Targets::new()
+        .with_default(level)
+        .with_target("cranelift_jit", quiet)
+        .with_target("cranelift_codegen", quiet)
+        .with_target("cranelift_frontend", quiet)
+        .with_target("cranelift_module", quiet)
+        .with_target("regalloc2", quiet)
 }
 
 #[derive(Default)]
@@ -219,6 +242,16 @@ impl GoFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_code_generator_logs_only_warnings() {
+        let f = filter(Level::DEBUG);
+        assert!(f.would_enable("sentinel::sentinel::runtime", &Level::DEBUG));
+        assert!(f.would_enable("lapin::channel", &Level::INFO));
+        assert!(!f.would_enable("cranelift_jit::backend", &Level::INFO));
+        assert!(f.would_enable("cranelift_jit::backend", &Level::WARN));
+        assert!(!filter(Level::ERROR).would_enable("cranelift_codegen", &Level::WARN));
+    }
 
     fn fields() -> Fields {
         Fields {
