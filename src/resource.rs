@@ -533,7 +533,7 @@ impl<'de> Deserialize<'de> for WireLabels {
                     {
                         return Err(serde::de::Error::custom("duplicate label"));
                     }
-                    entries.push((Value::string(&*k), Value::string(&*v)));
+                    entries.push((Value::string(&k), Value::string(&v)));
                 }
                 Ok(WireLabels(entries))
             }
