@@ -8,7 +8,7 @@ use sentinel::cel::jit;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
-use sentinel::resource::Resource;
+use sentinel::resource::{CONDITION_FIELDS, Resource};
 use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -56,18 +56,11 @@ fn cel_value(json: &Json) -> cel::Value {
 }
 
 fn zero_condition() -> cel::Value {
-    let mut m: HashMap<String, cel::Value> = [
-        "type",
-        "status",
-        "reason",
-        "message",
-        "created_time",
-        "last_updated_time",
-        "last_transition_time",
-    ]
-    .iter()
-    .map(|k| (k.to_string(), cel::Value::String(Arc::new(String::new()))))
-    .collect();
+    // Every field is an empty string but `observed_generation`, which is 0.
+    let mut m: HashMap<String, cel::Value> = CONDITION_FIELDS
+        .iter()
+        .map(|k| (k.to_string(), cel::Value::String(Arc::new(String::new()))))
+        .collect();
     m.insert("observed_generation".into(), cel::Value::Int(0));
     cel::Value::from(m)
 }

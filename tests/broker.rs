@@ -21,16 +21,14 @@ use sentinel::sentinel::broker::{
 use sentinel::sentinel::event::Event;
 use serde_json::json;
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
 use uuid::Uuid;
 
-const RABBIT_ADDR: &str = "127.0.0.1:5672";
+#[path = "common/proxy.rs"]
+mod proxy;
+use proxy::{Proxy, RABBIT_ADDR};
+
 /// What broker.yaml would say; the trailing `/` means vhost `/` (Go's reading, not lapin's).
 const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
 /// The same for lapin directly.
@@ -426,90 +424,6 @@ async fn conflicting_exchange_type_is_a_publish_error() {
 
 // ---------------------------------------------------------------------------------------------
 // Failures and recovery.
-
-/// A TCP proxy in front of RabbitMQ whose connections the test can cut or freeze.
-struct Proxy {
-    addr: SocketAddr,
-    refusing: Arc<AtomicBool>,
-    frozen: Arc<AtomicBool>,
-    links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
-}
-
-/// Copies bytes one way; while `frozen`, holds what it read, so the peer hears nothing but its
-/// writes still succeed (a half-open connection).
-async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, frozen: Arc<AtomicBool>) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        while frozen.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        if to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
-    }
-}
-
-impl Proxy {
-    async fn start() -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
-        let addr = listener.local_addr().expect("proxy addr");
-        let refusing = Arc::new(AtomicBool::new(false));
-        let frozen = Arc::new(AtomicBool::new(false));
-        let links = Arc::new(Mutex::new(Vec::new()));
-        let (r, f, l) = (refusing.clone(), frozen.clone(), links.clone());
-        tokio::spawn(async move {
-            while let Ok((inbound, _)) = listener.accept().await {
-                if r.load(Ordering::SeqCst) {
-                    continue; // dropping the socket closes it: the broker is "down"
-                }
-                let f = f.clone();
-                let link = tokio::spawn(async move {
-                    if let Ok(upstream) = TcpStream::connect(RABBIT_ADDR).await {
-                        let (in_read, in_write) = inbound.into_split();
-                        let (up_read, up_write) = upstream.into_split();
-                        tokio::join!(
-                            pump(in_read, up_write, f.clone()),
-                            pump(up_read, in_write, f)
-                        );
-                    }
-                });
-                l.lock().expect("links").push(link.abort_handle());
-            }
-        });
-        Proxy {
-            addr,
-            refusing,
-            frozen,
-            links,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("amqp://guest:guest@{}/", self.addr)
-    }
-
-    /// Drops every proxied connection and refuses new ones.
-    fn cut(&self) {
-        self.refusing.store(true, Ordering::SeqCst);
-        for link in self.links.lock().expect("links").drain(..) {
-            link.abort();
-        }
-    }
-
-    /// Accepts and forwards again.
-    fn restore(&self) {
-        self.refusing.store(false, Ordering::SeqCst);
-    }
-
-    /// Stops (or resumes) forwarding on the existing connections without closing them.
-    fn freeze(&self, frozen: bool) {
-        self.frozen.store(frozen, Ordering::SeqCst);
-    }
-}
 
 async fn wait_disconnected(publisher: &RabbitPublisher) {
     let deadline = tokio::time::Instant::now() + PATIENCE;

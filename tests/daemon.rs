@@ -39,16 +39,15 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use uuid::Uuid;
 
-const RABBIT_ADDR: &str = "127.0.0.1:5672";
+#[path = "common/proxy.rs"]
+mod proxy;
+use proxy::{Proxy, RABBIT_ADDR};
+
 /// broker.yaml's spelling: the trailing `/` is vhost `/`.
 const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
 /// lapin's spelling of the same, for the test's own connection.
@@ -226,111 +225,6 @@ fn assert_watermill_properties(msg: &lapin::message::Delivery) {
         .with_headers(headers);
     assert_eq!(msg.properties, expected, "properties of {id}");
     assert_eq!(msg.properties.content_type(), &None);
-}
-
-// ---------------------------------------------------------------------------------------------
-// A TCP proxy in front of RabbitMQ that the test can cut or freeze (as in tests/broker.rs), so
-// outages touch no other connection on the shared broker.
-
-struct Proxy {
-    addr: SocketAddr,
-    refusing: Arc<AtomicBool>,
-    frozen: Arc<AtomicBool>,
-    /// Chunks (other than heartbeats) held back while frozen, either way.
-    held: Arc<AtomicUsize>,
-    links: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
-}
-
-/// Copies bytes one way; while `frozen`, holds what it read (the peer hears nothing, but its
-/// writes still succeed: a half-open connection) and counts in `held` the chunks held that are
-/// not a lone heartbeat frame (AMQP frame type 8, 8 bytes).
-async fn pump(
-    mut from: OwnedReadHalf,
-    mut to: OwnedWriteHalf,
-    frozen: Arc<AtomicBool>,
-    held: Arc<AtomicUsize>,
-) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let heartbeat = n == 8 && buf[0] == 8;
-        if frozen.load(Ordering::SeqCst) && !heartbeat {
-            held.fetch_add(1, Ordering::SeqCst);
-        }
-        while frozen.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        if to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
-    }
-}
-
-impl Proxy {
-    async fn start() -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
-        let addr = listener.local_addr().expect("proxy addr");
-        let proxy = Proxy {
-            addr,
-            refusing: Arc::new(AtomicBool::new(false)),
-            frozen: Arc::new(AtomicBool::new(false)),
-            held: Arc::new(AtomicUsize::new(0)),
-            links: Arc::new(Mutex::new(Vec::new())),
-        };
-        let (refusing, frozen, held, links) = (
-            proxy.refusing.clone(),
-            proxy.frozen.clone(),
-            proxy.held.clone(),
-            proxy.links.clone(),
-        );
-        tokio::spawn(async move {
-            while let Ok((inbound, _)) = listener.accept().await {
-                if refusing.load(Ordering::SeqCst) {
-                    continue; // dropping the socket closes it: the broker is "down"
-                }
-                let (frozen, held) = (frozen.clone(), held.clone());
-                let link = tokio::spawn(async move {
-                    if let Ok(upstream) = TcpStream::connect(RABBIT_ADDR).await {
-                        let (in_read, in_write) = inbound.into_split();
-                        let (up_read, up_write) = upstream.into_split();
-                        tokio::join!(
-                            pump(in_read, up_write, frozen.clone(), held.clone()),
-                            pump(up_read, in_write, frozen, held)
-                        );
-                    }
-                });
-                links.lock().expect("links").push(link.abort_handle());
-            }
-        });
-        proxy
-    }
-
-    fn url(&self) -> String {
-        format!("amqp://guest:guest@{}/", self.addr)
-    }
-
-    fn cut(&self) {
-        self.refusing.store(true, Ordering::SeqCst);
-        for link in self.links.lock().expect("links").drain(..) {
-            link.abort();
-        }
-    }
-
-    fn restore(&self) {
-        self.refusing.store(false, Ordering::SeqCst);
-    }
-
-    fn freeze(&self, frozen: bool) {
-        self.held.store(0, Ordering::SeqCst);
-        self.frozen.store(frozen, Ordering::SeqCst);
-    }
-
-    fn held(&self) -> usize {
-        self.held.load(Ordering::SeqCst)
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,23 +10,16 @@
 use super::abi::Boxed;
 use crate::cel::time::parse_timestamp;
 use crate::cel::value::{EvalError, Value};
-use crate::resource::{Condition, Field, Resource};
+use crate::resource::{CONDITION_FIELDS, Condition, Field, Resource};
 use std::sync::Arc;
 
 /// The resource fields read as strings by plain loads.
 pub(crate) const RESOURCE_STRS: [&str; 6] =
     ["id", "kind", "name", "href", "created_time", "updated_time"];
 
-/// The condition fields read as strings by plain loads (all but `observed_generation`).
-pub(crate) const CONDITION_STRS: [&str; 7] = [
-    "type",
-    "status",
-    "reason",
-    "message",
-    "created_time",
-    "last_updated_time",
-    "last_transition_time",
-];
+/// The condition fields read as strings by plain loads (all but `observed_generation`, the
+/// last).
+pub(crate) const CONDITION_STRS: &[&str] = CONDITION_FIELDS.as_slice().split_at(7).0;
 
 /// Whether a string field (by index in its table) holds an RFC 3339 time.
 pub(crate) fn is_time_field(name: &str) -> bool {
