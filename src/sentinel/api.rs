@@ -238,9 +238,14 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
         .unwrap_or_default()
         .into_iter()
         .map(|item| {
-            // The item is a slice of `text`: its range is its offset in it.
-            let start = item.get().as_ptr() as usize - base;
-            Resource::from_page(&text, start..start + item.get().len())
+            // A borrowed item is a slice of `text`: its range is its offset in it.
+            let item = item.get();
+            match (item.as_ptr() as usize).checked_sub(base) {
+                Some(start) if start + item.len() <= text.len() => {
+                    Resource::from_page(&text, start..start + item.len())
+                }
+                _ => Resource::from_text(item),
+            }
         })
         .collect();
     Ok(Decoded {
