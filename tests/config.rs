@@ -770,3 +770,26 @@ proptest! {
         prop_assert_eq!(again, config);
     }
 }
+
+/// The configs under examples/ (which README and ARCHITECTURE point to) load and compile.
+#[test]
+fn example_configs_load_and_compile() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("examples/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        let yaml = std::fs::read_to_string(&path).expect("readable");
+        let name = path.display().to_string();
+        let config = load_str(&yaml, &name, &ConfigFlags::default(), &no_env)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        sentinel::rules::Rules::compile(&config).unwrap_or_else(|e| panic!("{name}: {e}"));
+        seen += 1;
+    }
+    assert!(
+        seen >= 2,
+        "examples/ holds the example and the scale configs"
+    );
+}
