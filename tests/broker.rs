@@ -6,12 +6,9 @@
 //! made with a TCP proxy in front of RabbitMQ that the test can cut, so no other connection on
 //! the shared broker is disturbed.
 
-use lapin::options::{
-    BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
-    QueueDeclareOptions,
-};
+use lapin::options::{ExchangeDeclareOptions, ExchangeDeleteOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use lapin::{BasicProperties, Connection, ExchangeKind};
 use sentinel::sentinel::broker::config::{
     self, BrokerConfig, BrokerKind, ExchangeType, RabbitConfig,
 };
@@ -27,126 +24,13 @@ use uuid::Uuid;
 
 #[path = "common/proxy.rs"]
 mod proxy;
-use proxy::{Proxy, RABBIT_ADDR};
+#[path = "common/rig.rs"]
+mod rig;
+use proxy::Proxy;
+use rig::{PATIENCE, rig, unique};
 
 /// What broker.yaml would say; the trailing `/` means vhost `/` (Go's reading, not lapin's).
 const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
-/// The same for lapin directly.
-const RIG_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
-
-/// Bound on every "wait until" loop; reaching it fails the test, it never decides success.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-// ---------------------------------------------------------------------------------------------
-// Test rig: a plain lapin connection that declares queues, reads messages and cleans up.
-
-struct Rig {
-    conn: Connection,
-    ch: Channel,
-    exchanges: Vec<String>,
-}
-
-async fn rig() -> Rig {
-    let connecting = Connection::connect(RIG_URL, ConnectionProperties::default());
-    let conn = match tokio::time::timeout(Duration::from_secs(10), connecting).await {
-        Ok(Ok(conn)) => conn,
-        Ok(Err(e)) => panic!(
-            "RabbitMQ is not reachable at {RABBIT_ADDR} as guest/guest ({e}); these tests need a \
-             running broker: start it with `rabbitmq-server -detached`"
-        ),
-        Err(_) => panic!("RabbitMQ at {RABBIT_ADDR} did not answer within 10s; is it running?"),
-    };
-    let ch = conn.create_channel().await.expect("rig channel");
-    Rig {
-        conn,
-        ch,
-        exchanges: Vec::new(),
-    }
-}
-
-fn unique(what: &str) -> String {
-    format!("sentinel-test-{what}-{}", Uuid::now_v7())
-}
-
-impl Rig {
-    /// A fresh exchange name, deleted by `cleanup`.
-    fn exchange(&mut self, what: &str) -> String {
-        let name = unique(what);
-        self.exchanges.push(name.clone());
-        name
-    }
-
-    /// An exclusive queue bound to `exchange` (which must exist) with `key` and `args`.
-    async fn bind(&self, exchange: &str, key: &str, args: FieldTable) -> String {
-        let queue = unique("queue");
-        let options = QueueDeclareOptions {
-            exclusive: true,
-            auto_delete: true,
-            ..Default::default()
-        };
-        self.ch
-            .queue_declare(queue.as_str().into(), options, FieldTable::default())
-            .await
-            .expect("queue_declare");
-        self.ch
-            .queue_bind(
-                queue.as_str().into(),
-                exchange.into(),
-                key.into(),
-                QueueBindOptions::default(),
-                args,
-            )
-            .await
-            .expect("queue_bind");
-        queue
-    }
-
-    /// Declares the exchange the way the publisher does (for binding before the first publish).
-    async fn declare(&self, exchange: &str, kind: ExchangeKind) {
-        let options = ExchangeDeclareOptions {
-            durable: true,
-            ..Default::default()
-        };
-        self.ch
-            .exchange_declare(exchange.into(), kind, options, FieldTable::default())
-            .await
-            .expect("declare");
-    }
-
-    /// The next message on `queue`, waiting (bounded) for it to arrive.
-    async fn next(&self, queue: &str) -> lapin::message::Delivery {
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        loop {
-            if let Some(msg) = self.try_next(queue).await {
-                return msg;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no message arrived on {queue}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn try_next(&self, queue: &str) -> Option<lapin::message::Delivery> {
-        let options = BasicGetOptions { no_ack: true };
-        self.ch
-            .basic_get(queue.into(), options)
-            .await
-            .expect("basic_get")
-            .map(|m| m.delivery)
-    }
-
-    async fn cleanup(self) {
-        for exchange in &self.exchanges {
-            let _ = self
-                .ch
-                .exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
-                .await;
-        }
-        let _ = self.conn.close(200, "OK".into()).await;
-    }
-}
 
 /// Declares `exchange` on a throwaway channel; Ok when the broker accepts it as equivalent.
 async fn redeclare(

@@ -14,12 +14,8 @@
 //! RabbitMQ missing fails the tests loudly; nothing is skipped. Every wait is a bounded poll whose
 //! bound only turns a hang into a failure.
 
-use lapin::options::{
-    BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
-    QueueDeclareOptions,
-};
+use lapin::BasicProperties;
 use lapin::types::{AMQPValue, FieldTable, ShortString};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::rules::Rules;
 use sentinel::sentinel::api::{ApiClient, ApiClientConfig, Backoff};
@@ -46,14 +42,13 @@ use uuid::Uuid;
 
 #[path = "common/proxy.rs"]
 mod proxy;
-use proxy::{Proxy, RABBIT_ADDR};
+#[path = "common/rig.rs"]
+mod rig;
+use proxy::Proxy;
+use rig::{PATIENCE, rig, unique};
 
 /// broker.yaml's spelling: the trailing `/` is vhost `/`.
 const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
-/// lapin's spelling of the same, for the test's own connection.
-const RIG_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
-/// Bound on every "wait until" loop; reaching it fails the test, it never decides success.
-const PATIENCE: Duration = Duration::from_secs(30);
 /// The `now` of the in-process cycles; fleet.json's times are relative to it.
 const NOW: &str = "2025-06-01T12:00:00Z";
 /// The version label of the in-process metrics.
@@ -69,10 +64,6 @@ fn data(name: &str) -> PathBuf {
 fn read_data(name: &str) -> String {
     let path = data(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn unique(what: &str) -> String {
-    format!("sentinel-test-{what}-{}", Uuid::now_v7())
 }
 
 fn now() -> Timestamp {
@@ -95,111 +86,7 @@ async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) ->
 }
 
 // ---------------------------------------------------------------------------------------------
-// RabbitMQ rig: the test's own connection, declaring exchanges and queues and reading messages.
-
-struct Rig {
-    conn: Connection,
-    ch: Channel,
-    exchanges: Vec<String>,
-}
-
-async fn rig() -> Rig {
-    let connecting = Connection::connect(RIG_URL, ConnectionProperties::default());
-    let conn = match tokio::time::timeout(Duration::from_secs(10), connecting).await {
-        Ok(Ok(conn)) => conn,
-        Ok(Err(e)) => panic!(
-            "RabbitMQ is not reachable at {RABBIT_ADDR} as guest/guest ({e}); the daemon tests \
-             need a running broker: start it with `rabbitmq-server -detached`"
-        ),
-        Err(_) => panic!("RabbitMQ at {RABBIT_ADDR} did not answer within 10s; is it running?"),
-    };
-    let ch = conn.create_channel().await.expect("rig channel");
-    Rig {
-        conn,
-        ch,
-        exchanges: Vec::new(),
-    }
-}
-
-impl Rig {
-    /// A fresh durable fanout exchange (as the publisher declares it) with one exclusive queue
-    /// bound to it; the exchange is deleted by `cleanup`.
-    async fn exchange_and_queue(&mut self, what: &str) -> (String, String) {
-        let exchange = unique(what);
-        self.exchanges.push(exchange.clone());
-        let durable = ExchangeDeclareOptions {
-            durable: true,
-            ..Default::default()
-        };
-        self.ch
-            .exchange_declare(
-                exchange.as_str().into(),
-                ExchangeKind::Fanout,
-                durable,
-                FieldTable::default(),
-            )
-            .await
-            .expect("exchange_declare");
-        let queue = unique("queue");
-        let exclusive = QueueDeclareOptions {
-            exclusive: true,
-            auto_delete: true,
-            ..Default::default()
-        };
-        self.ch
-            .queue_declare(queue.as_str().into(), exclusive, FieldTable::default())
-            .await
-            .expect("queue_declare");
-        self.ch
-            .queue_bind(
-                queue.as_str().into(),
-                exchange.as_str().into(),
-                "".into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .expect("queue_bind");
-        (exchange, queue)
-    }
-
-    async fn try_next(&self, queue: &str) -> Option<lapin::message::Delivery> {
-        let options = BasicGetOptions { no_ack: true };
-        self.ch
-            .basic_get(queue.into(), options)
-            .await
-            .expect("basic_get")
-            .map(|m| m.delivery)
-    }
-
-    /// The next message on `queue`, waiting (bounded) for it.
-    async fn next(&self, queue: &str) -> lapin::message::Delivery {
-        eventually(&format!("a message on {queue}"), async || {
-            self.try_next(queue).await
-        })
-        .await
-    }
-
-    /// Every message on `queue` now. With publisher confirms on, a confirmed publish is already
-    /// routed, so after a cycle this is exactly what the cycle published.
-    async fn drain(&self, queue: &str) -> Vec<lapin::message::Delivery> {
-        let mut out = Vec::new();
-        while let Some(msg) = self.try_next(queue).await {
-            out.push(msg);
-        }
-        out
-    }
-
-    async fn cleanup(self) {
-        for exchange in &self.exchanges {
-            let _ = self
-                .ch
-                .exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
-                .await;
-        }
-        let _ = self.conn.close(200, "OK".into()).await;
-    }
-}
+// Reading what the sentinel published.
 
 fn body(msg: &lapin::message::Delivery) -> String {
     String::from_utf8_lossy(&msg.data).into_owned()
