@@ -428,7 +428,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
     let expected_report = CycleReport {
         total: 8,
         published: 4,
-        skipped: 4,
+        skipped: 3,
         failed: 0,
         completed: true,
     };
@@ -500,12 +500,12 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
             "Published event resource_id=cls-bumped",
         ]
     );
-    let empty = messages_starting(&lines, "warn", "Skipping resource with empty id");
+    let empty = messages_starting(&lines, "warn", "Skipping resource with empty ID kind=");
     assert_eq!(empty.len(), 1, "{lines:?}");
     let summary = messages_starting(&lines, "info", "Trigger cycle completed");
     assert_eq!(summary.len(), 1, "{lines:?}");
     assert!(
-        summary[0].starts_with("Trigger cycle completed total=8 published=4 skipped=4 duration="),
+        summary[0].starts_with("Trigger cycle completed total=8 published=4 skipped=3 duration="),
         "{}",
         summary[0]
     );
@@ -676,7 +676,7 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
     assert_eq!(code, 503);
     assert_eq!(
         body,
-        r#"{"checks":{"broker":"broker connection is down","sentinel_poll":"ok"},"status":"error"}"#
+        r#"{"checks":{"broker":"RabbitMQ connection is not established","sentinel_poll":"ok"},"status":"error"}"#
     );
 
     // Back up: a later cycle (after the reconnect backoff) publishes everything again.
@@ -1221,10 +1221,10 @@ async fn serve_publishes_and_stops_cleanly_on_sigterm_mid_publish() {
             "{logs:?}"
         );
     }
-    assert!(!messages_starting(&logs, "warn", "Skipping resource with empty id").is_empty());
+    assert!(!messages_starting(&logs, "warn", "Skipping resource with empty ID kind=").is_empty());
     let summaries = messages_starting(&logs, "info", "Trigger cycle completed");
     assert!(
-        summaries[0].starts_with("Trigger cycle completed total=4 published=2 skipped=2 duration="),
+        summaries[0].starts_with("Trigger cycle completed total=4 published=2 skipped=1 duration="),
         "{summaries:?}"
     );
 

@@ -86,10 +86,29 @@ pub fn api_config(config: &Config) -> ApiClientConfig {
     }
 }
 
+/// Go's first line: the commit and the log settings as extras.
+fn log_start(config: &Config) {
+    let log_level = match config.log.level {
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warn => "warn",
+        LogLevel::Error => "error",
+    };
+    let log_format = match config.log.format {
+        LogFormat::Json => "json",
+        LogFormat::Text => "text",
+    };
+    info!(
+        commit = env!("SENTINEL_COMMIT"),
+        log_level, log_format, "Starting HyperFleet Sentinel"
+    );
+}
+
 /// Runs `sentinel serve` to completion (exit 0 after a signal).
 pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
     let config = config::load(&args.flags, &config::process_env)?;
     logging::init(&log_settings(&config));
+    log_start(&config);
     if config.debug_config {
         info!("Loaded configuration:\n{}", config::dump(&config));
     }
@@ -108,6 +127,7 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
     api.probe(&config.resource_type)
         .await
         .map_err(|e| startup("HyperFleet API connectivity check failed", e))?;
+    info!("Initialized HyperFleet client");
     let broker_cfg = broker_config::load(&config::process_env)
         .map_err(|e| startup("cannot load the broker configuration", e))?;
     if broker_cfg.log_config {
@@ -117,8 +137,10 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
     let publisher = broker::connect(&broker_cfg, &topic)
         .await
         .map_err(|e| startup("cannot connect to the broker", e))?;
+    info!("Initialized broker publisher");
 
     let health = HealthState::new(config.poll_interval);
+    health.watch_broker(publisher.liveness());
     let metrics = Metrics::new(super::VERSION, &config.resource_type, &selector, &topic);
     let health_addr = health::parse_bind_address(&args.health_addr)
         .map_err(|e| startup("--health-server-bindaddress", e))?;
@@ -129,6 +151,7 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
     };
+    info!("Starting health server on {}", args.health_addr);
     let (_, health_task) = health::serve(
         health_addr,
         health::health_router(health.clone()),
@@ -136,6 +159,7 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
     )
     .await
     .map_err(|e| startup(&format!("cannot listen on {health_addr}"), e))?;
+    info!("Starting metrics server on {}", args.metrics_addr);
     let (_, metrics_task) = health::serve(
         metrics_addr,
         health::metrics_router(metrics.clone()),
@@ -168,6 +192,7 @@ async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<()
         metrics,
         health,
     };
+    info!("Starting sentinel loop");
     daemon.run(stop_rx).await;
     let _ = servers_stop.send(true);
     let _ = health_task.await;

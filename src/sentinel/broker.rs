@@ -12,6 +12,7 @@
 use crate::sentinel::event::Event;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub mod config;
@@ -174,6 +175,24 @@ impl Publisher {
         }
     }
 
+    /// A live view of the broker connection for the readiness check: it follows the connection
+    /// itself (a drop, a missed heartbeat, a `connection.blocked`), not the last publish.
+    pub fn liveness(&self) -> Liveness {
+        match self {
+            Publisher::Rabbit(p) => p.liveness(),
+            Publisher::Stdout(_) | Publisher::Memory(_) => Liveness::default(),
+        }
+    }
+
+    /// Re-establishes a lost broker connection (when the reconnect backoff allows), so readiness
+    /// recovers even in cycles that publish nothing. A failure is logged, and the next publish
+    /// tries again.
+    pub async fn reconnect_if_down(&mut self) {
+        if let Publisher::Rabbit(p) = self {
+            p.reconnect_if_down().await;
+        }
+    }
+
     /// Waits (bounded) for outstanding confirms, then closes the connection.
     pub async fn close(&mut self) -> Result<(), PublishError> {
         match self {
@@ -181,6 +200,46 @@ impl Publisher {
             Publisher::Stdout(p) => p.flush(),
             Publisher::Memory(_) => Ok(()),
         }
+    }
+}
+
+/// The state of a publisher's broker link, as [`Liveness`] reads it.
+#[derive(Clone, Debug)]
+pub(crate) enum Link {
+    /// No connection (lost, or never established).
+    Down,
+    /// A connection; lapin keeps its status current (closed on a socket error or a missed
+    /// heartbeat, blocked while the broker says `connection.blocked`).
+    Up(lapin::ConnectionStatus),
+    /// The publisher was closed.
+    Closed,
+}
+
+/// A live view of a publisher's broker connection, shared with the health server. The default
+/// (stdout and in-process publishers) is always healthy.
+#[derive(Clone, Debug, Default)]
+pub struct Liveness(Option<Arc<Mutex<Link>>>);
+
+impl Liveness {
+    pub(crate) fn new(link: Arc<Mutex<Link>>) -> Liveness {
+        Liveness(Some(link))
+    }
+
+    /// `None` when the connection is healthy, else what is wrong (the Go broker library's
+    /// messages where it has one).
+    pub fn problem(&self) -> Option<String> {
+        let link = self.0.as_ref()?;
+        let link = link
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let problem = match &*link {
+            Link::Closed => "RabbitMQ connection is closed",
+            Link::Down => "RabbitMQ connection is not established",
+            Link::Up(status) if !status.connected() => "RabbitMQ connection is not established",
+            Link::Up(status) if status.blocked() => "RabbitMQ connection is blocked by the broker",
+            Link::Up(_) => return None,
+        };
+        Some(problem.to_string())
     }
 }
 

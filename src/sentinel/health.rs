@@ -3,6 +3,8 @@
 //!
 //! Invariant: the handlers only read [`HealthState`]; the poll loop and the broker write it.
 
+use super::broker::Liveness;
+use super::config::go_duration_string;
 use super::metrics::Metrics;
 use axum::Router;
 use axum::http::{StatusCode, header};
@@ -14,25 +16,55 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
+/// How often a probe that keeps failing the same way is logged again.
+const PROBE_LOG_EVERY: Duration = Duration::from_secs(60);
+
 /// What the health endpoints report, shared with the poll loop.
 #[derive(Debug)]
 pub struct HealthState {
     poll_interval: Duration,
-    started: Instant,
     last_success: Mutex<Option<Instant>>,
-    broker: Mutex<Option<String>>,
+    broker: Mutex<Option<Liveness>>,
     shutting_down: AtomicBool,
+    liveness_log: Mutex<ProbeLog>,
+    readiness_log: Mutex<ProbeLog>,
+}
+
+/// The last failure a probe logged, so a failing probe logs once per change of its answer and
+/// once per [`PROBE_LOG_EVERY`], not on every request.
+#[derive(Debug, Default)]
+struct ProbeLog {
+    last: Option<(String, Instant)>,
+}
+
+impl ProbeLog {
+    /// Whether a failure answered `body` should be logged now (and remembers it if so).
+    fn should_log(&mut self, body: &str) -> bool {
+        let due = match &self.last {
+            Some((last, at)) => last != body || at.elapsed() >= PROBE_LOG_EVERY,
+            None => true,
+        };
+        if due {
+            self.last = Some((body.to_string(), Instant::now()));
+        }
+        due
+    }
+
+    fn passed(&mut self) {
+        self.last = None;
+    }
 }
 
 impl HealthState {
-    /// A fresh state: no successful poll yet, broker ok, not shutting down.
+    /// A fresh state: no completed poll yet, broker ok, not shutting down.
     pub fn new(poll_interval: Duration) -> Arc<HealthState> {
         Arc::new(HealthState {
             poll_interval,
-            started: Instant::now(),
             last_success: Mutex::new(None),
             broker: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
+            liveness_log: Mutex::new(ProbeLog::default()),
+            readiness_log: Mutex::new(ProbeLog::default()),
         })
     }
 
@@ -41,9 +73,9 @@ impl HealthState {
         *lock(&self.last_success) = Some(Instant::now());
     }
 
-    /// Records the broker's state: `None` when healthy, else what is wrong.
-    pub fn set_broker(&self, problem: Option<String>) {
-        *lock(&self.broker) = problem;
+    /// From now on the broker check reads the connection `liveness` shows, at every request.
+    pub fn watch_broker(&self, liveness: Liveness) {
+        *lock(&self.broker) = Some(liveness);
     }
 
     /// From now on readiness reports every check `unavailable`.
@@ -51,26 +83,43 @@ impl HealthState {
         self.shutting_down.store(true, Ordering::SeqCst);
     }
 
-    /// `/healthz`: stale when the last successful cycle (or the start, before the first) is older
-    /// than three poll intervals.
+    /// `/healthz`, as Go answers it: ok until the first cycle completes, then stale (503) once
+    /// the last completed cycle is older than three poll intervals. A first cycle longer than
+    /// that (a big fleet, a slow API) must not fail liveness, or the pod is restarted mid-cycle.
     pub fn liveness(&self) -> (StatusCode, String) {
-        let since = lock(&self.last_success).unwrap_or(self.started);
-        if since.elapsed() > self.poll_interval * 3 {
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                r#"{"status":"poll stale"}"#.into(),
-            )
-        } else {
-            (StatusCode::OK, r#"{"status":"ok"}"#.into())
+        let threshold = self.poll_interval * 3;
+        let staleness = lock(&self.last_success).map(|at| at.elapsed());
+        match staleness {
+            Some(staleness) if staleness > threshold => {
+                let body = r#"{"status":"poll stale"}"#.to_string();
+                if lock(&self.liveness_log).should_log(&body) {
+                    // Go rounds the staleness to whole seconds.
+                    let rounded = Duration::from_secs(staleness.as_secs_f64().round() as u64);
+                    tracing::warn!(
+                        staleness = %go_duration_string(rounded),
+                        threshold = %go_duration_string(threshold),
+                        "Healthz check failed: poll stale"
+                    );
+                }
+                (StatusCode::SERVICE_UNAVAILABLE, body)
+            }
+            _ => {
+                lock(&self.liveness_log).passed();
+                (StatusCode::OK, r#"{"status":"ok"}"#.into())
+            }
         }
     }
 
     /// `/readyz`: the broker and poll checks.
     pub fn readiness(&self) -> (StatusCode, String) {
-        let (broker, poll) = if self.shutting_down.load(Ordering::SeqCst) {
+        let shutting_down = self.shutting_down.load(Ordering::SeqCst);
+        let (broker, poll) = if shutting_down {
             ("unavailable".to_string(), "unavailable".to_string())
         } else {
-            let broker = lock(&self.broker).clone().unwrap_or_else(|| "ok".into());
+            let broker = lock(&self.broker)
+                .as_ref()
+                .and_then(Liveness::problem)
+                .unwrap_or_else(|| "ok".into());
             let poll = match *lock(&self.last_success) {
                 Some(_) => "ok".to_string(),
                 None => "no successful poll completed yet".to_string(),
@@ -81,13 +130,21 @@ impl HealthState {
         let body = serde_json::json!({
             "checks": {"broker": broker, "sentinel_poll": poll},
             "status": if ok { "ok" } else { "error" },
-        });
-        let code = if ok {
-            StatusCode::OK
-        } else {
-            StatusCode::SERVICE_UNAVAILABLE
-        };
-        (code, body.to_string())
+        })
+        .to_string();
+        if ok {
+            lock(&self.readiness_log).passed();
+            return (StatusCode::OK, body);
+        }
+        // Go logs a failed check, not the shutdown's 503.
+        if !shutting_down && lock(&self.readiness_log).should_log(&body) {
+            tracing::warn!(
+                checks.broker = %broker,
+                checks.sentinel_poll = %poll,
+                "Readyz check failed"
+            );
+        }
+        (StatusCode::SERVICE_UNAVAILABLE, body)
     }
 }
 
@@ -100,10 +157,11 @@ fn json(code: StatusCode, body: String) -> Response {
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-/// The Go flag syntax `:8080` means every interface.
+/// The Go flag syntax `:8080` means every interface, IPv6 and IPv4 (`[::]:8080`, served
+/// dual-stack by [`serve`], as Go's listener is).
 pub fn parse_bind_address(text: &str) -> Result<SocketAddr, String> {
     let full = if text.starts_with(':') {
-        format!("0.0.0.0{text}")
+        format!("[::]{text}")
     } else {
         text.to_string()
     };
@@ -149,13 +207,15 @@ pub fn metrics_router(metrics: Metrics) -> Router {
 }
 
 /// Binds a listener (so startup fails at once on a taken port) and serves a router on it until
-/// `shutdown` resolves. Returns the bound address and the server task.
+/// `shutdown` resolves. Returns the bound address and the server task. `[::]` is bound
+/// dual-stack (IPv4 clients arrive as mapped addresses); on a machine without IPv6 it falls back
+/// to `0.0.0.0` with a warning.
 pub async fn serve(
     addr: SocketAddr,
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = bind_any_stack(addr)?;
     let local = listener.local_addr()?;
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, router)
@@ -163,6 +223,33 @@ pub async fn serve(
             .await;
     });
     Ok((local, task))
+}
+
+/// Binds `addr`, dual-stack when it is the IPv6 wildcard.
+fn bind_any_stack(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let wildcard_v6 = addr.is_ipv6() && addr.ip().is_unspecified();
+    match bind(addr, wildcard_v6) {
+        Err(e) if wildcard_v6 && e.kind() != std::io::ErrorKind::AddrInUse => {
+            let v4 = SocketAddr::from(([0, 0, 0, 0], addr.port()));
+            tracing::warn!(error = %e, "Cannot listen on {addr} (no IPv6?), listening on {v4} instead");
+            bind(v4, false)
+        }
+        other => other,
+    }
+}
+
+fn bind(addr: SocketAddr, dual_stack: bool) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if dual_stack {
+        socket.set_only_v6(false)?;
+    }
+    // As std's and Go's listeners do, so a restart can rebind while old connections linger.
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    TcpListener::from_std(socket.into())
 }
 
 #[cfg(test)]
@@ -196,19 +283,40 @@ mod tests {
     }
 
     #[test]
-    fn liveness_goes_stale_after_three_intervals() {
+    fn liveness_goes_stale_three_intervals_after_a_completed_poll() {
         let s = HealthState::new(Duration::from_millis(0));
         std::thread::sleep(Duration::from_millis(2));
-        assert_eq!(s.liveness().0, StatusCode::SERVICE_UNAVAILABLE);
-        let s = HealthState::new(Duration::from_secs(3600));
+        // Before the first poll completes liveness is ok, however long that first cycle takes.
         assert_eq!(s.liveness(), (StatusCode::OK, r#"{"status":"ok"}"#.into()));
+        s.poll_succeeded();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(
+            s.liveness(),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                r#"{"status":"poll stale"}"#.into()
+            )
+        );
+        let s = HealthState::new(Duration::from_secs(3600));
+        s.poll_succeeded();
+        assert_eq!(s.liveness(), (StatusCode::OK, r#"{"status":"ok"}"#.into()));
+    }
+
+    #[test]
+    fn a_failing_probe_logs_once_per_change() {
+        let mut log = ProbeLog::default();
+        assert!(log.should_log("a"));
+        assert!(!log.should_log("a"));
+        assert!(log.should_log("b"));
+        log.passed();
+        assert!(log.should_log("b"));
     }
 
     #[test]
     fn go_style_bind_addresses() {
         assert_eq!(
             parse_bind_address(":8080").unwrap(),
-            "0.0.0.0:8080".parse().unwrap()
+            "[::]:8080".parse().unwrap()
         );
         assert_eq!(
             parse_bind_address("127.0.0.1:9").unwrap(),

@@ -3,6 +3,11 @@
 //! `subset` where set and any other fields under `extra`; or the text format
 //! `{timestamp} {LEVEL} [{component}] [{version}] [{hostname}] {message} key=value…`.
 //!
+//! A field whose name has a dot (`checks.broker`) is nested under `extra` (`"checks":
+//! {"broker": …}`), as Go's map-valued extras are. In text lines control characters of the
+//! message and of every value are escaped (`\n`, `\u{1b}`), so a resource id cannot forge a
+//! log line or drive a terminal; JSON escapes them by itself.
+//!
 //! Invariant: the named fields are never duplicated under `extra`.
 
 use std::fmt::{self, Write as _};
@@ -69,19 +74,34 @@ pub fn init(settings: &LogSettings) {
     };
 }
 
-/// The configured level for the sentinel and its libraries, except that the code generator's
-/// own logs (Cranelift prints every function it compiles at info) show only from warn up.
+/// The configured level for the sentinel's own records; every other crate (reqwest, hyper,
+/// rustls, lapin, Cranelift, …) shows only from warn up, so debug level shows what the sentinel
+/// does rather than every TLS record and AMQP frame.
 fn filter(level: Level) -> tracing_subscriber::filter::Targets {
     use tracing_subscriber::filter::LevelFilter;
     let level = LevelFilter::from_level(level);
-    let quiet = level.min(LevelFilter::WARN);
     tracing_subscriber::filter::Targets::new()
-        .with_default(level)
-        .with_target("cranelift_jit", quiet)
-        .with_target("cranelift_codegen", quiet)
-        .with_target("cranelift_frontend", quiet)
-        .with_target("cranelift_module", quiet)
-        .with_target("regalloc2", quiet)
+        .with_default(level.min(LevelFilter::WARN))
+        .with_target(env!("CARGO_CRATE_NAME"), level)
+}
+
+/// Appends `text` with its control characters escaped (`\n`, `\r`, `\t`, else `\u{…}`).
+fn push_escaped(out: &mut String, text: &str) {
+    if !text.chars().any(char::is_control) {
+        out.push_str(text);
+        return;
+    }
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -195,11 +215,22 @@ impl GoFormat {
             }
         }
         if !f.extra.is_empty() {
-            let extra = f
-                .extra
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
+            let mut extra = serde_json::Map::new();
+            for (key, value) in f.extra {
+                match key.split_once('.') {
+                    Some((outer, inner)) => {
+                        let nested = extra
+                            .entry(outer)
+                            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+                        if let serde_json::Value::Object(nested) = nested {
+                            nested.insert(inner.to_string(), value);
+                        }
+                    }
+                    None => {
+                        extra.insert(key.to_string(), value);
+                    }
+                }
+            }
             obj.insert("extra".into(), serde_json::Value::Object(extra));
         }
         serde_json::Value::Object(obj).to_string()
@@ -207,33 +238,33 @@ impl GoFormat {
 
     fn text_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
         let mut line = format!(
-            "{timestamp} {} [sentinel] [{}] [{}] {}",
+            "{timestamp} {} [sentinel] [{}] [{}] ",
             level.to_uppercase(),
             self.version,
             self.hostname,
-            f.message
         );
+        push_escaped(&mut line, &f.message);
         for (key, value) in [
             ("decision_reason", &f.decision_reason),
             ("topic", &f.topic),
             ("subset", &f.subset),
         ] {
             if let Some(v) = value {
-                let _ = write!(line, " {key}={v}");
+                let _ = write!(line, " {key}=");
+                push_escaped(&mut line, v);
             }
         }
         for (k, v) in &f.extra {
+            let _ = write!(line, " {k}=");
             match v {
-                serde_json::Value::String(s) => {
-                    let _ = write!(line, " {k}={s}");
-                }
-                other => {
-                    let _ = write!(line, " {k}={other}");
-                }
+                serde_json::Value::String(s) => push_escaped(&mut line, s),
+                other => push_escaped(&mut line, &other.to_string()),
             }
         }
         if let Some(e) = f.error.filter(|e| *e != f.message) {
-            let _ = write!(line, " error=\"{e}\"");
+            line.push_str(" error=\"");
+            push_escaped(&mut line, &e);
+            line.push('"');
         }
         line
     }
@@ -244,13 +275,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_code_generator_logs_only_warnings() {
+    fn other_crates_log_only_warnings() {
         let f = filter(Level::DEBUG);
         assert!(f.would_enable("sentinel::sentinel::runtime", &Level::DEBUG));
-        assert!(f.would_enable("lapin::channel", &Level::INFO));
+        assert!(f.would_enable("sentinel", &Level::DEBUG));
+        for noisy in [
+            "lapin::channel",
+            "reqwest::connect",
+            "hyper_util::client",
+            "rustls::conn",
+        ] {
+            assert!(!f.would_enable(noisy, &Level::DEBUG), "{noisy}");
+            assert!(!f.would_enable(noisy, &Level::INFO), "{noisy}");
+            assert!(f.would_enable(noisy, &Level::WARN), "{noisy}");
+        }
         assert!(!f.would_enable("cranelift_jit::backend", &Level::INFO));
         assert!(f.would_enable("cranelift_jit::backend", &Level::WARN));
         assert!(!filter(Level::ERROR).would_enable("cranelift_codegen", &Level::WARN));
+        assert!(!filter(Level::ERROR).would_enable("sentinel::cmd", &Level::WARN));
+    }
+
+    #[test]
+    fn text_lines_escape_control_characters() {
+        let g = GoFormat {
+            json: false,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let forged = Fields {
+            message: "Published event resource_id=c1\n2025-01-01T00:00:00Z INFO fake \u{1b}[31m"
+                .into(),
+            topic: Some("t\r".into()),
+            extra: vec![("id", "a\tb\u{7}".into())],
+            error: Some("bad\nthing".into()),
+            ..Fields::default()
+        };
+        let line = g.text_line("2025-01-01T00:00:00Z", "error", forged);
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert_eq!(
+            line,
+            r#"2025-01-01T00:00:00Z ERROR [sentinel] [1.0] [h] Published event resource_id=c1\n2025-01-01T00:00:00Z INFO fake \u{1b}[31m topic=t\r id=a\tb\u{7} error="bad\nthing""#
+        );
+    }
+
+    #[test]
+    fn dotted_fields_nest_under_extra() {
+        let g = GoFormat {
+            json: true,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let f = Fields {
+            message: "Readyz check failed".into(),
+            extra: vec![
+                ("checks.broker", "down".into()),
+                ("checks.sentinel_poll", "ok".into()),
+            ],
+            ..Fields::default()
+        };
+        let line = g.json_line("2025-01-01T00:00:00Z", "warn", f);
+        assert!(
+            line.ends_with(r#""extra":{"checks":{"broker":"down","sentinel_poll":"ok"}}}"#),
+            "{line}"
+        );
     }
 
     fn fields() -> Fields {

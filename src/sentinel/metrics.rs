@@ -18,6 +18,7 @@ pub struct Metrics {
     registry: Registry,
     resource_type: String,
     selector: String,
+    n_selectors: usize,
     topic: String,
     pending: GaugeVec,
     published: CounterVec,
@@ -38,14 +39,15 @@ pub struct Metrics {
 const RESULT_FALSE: &str = "message decision result is false";
 const MATCHED: &str = "message decision matched";
 
-/// The `resource_selector` label: `label=value` pairs joined by commas, or `all`.
+/// The `resource_selector` label as the Go sentinel writes it: `label:value` pairs (a colon, not
+/// `=`) joined by commas in config order, or `all` for an empty selector.
 pub fn selector_label(selector: &[(String, String)]) -> String {
     if selector.is_empty() {
         return "all".into();
     }
     selector
         .iter()
-        .map(|(l, v)| format!("{l}={v}"))
+        .map(|(l, v)| format!("{l}:{v}"))
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -152,6 +154,7 @@ impl Metrics {
                 registry: registry.clone(),
                 resource_type: resource_type.to_string(),
                 selector: selector_label(selector),
+                n_selectors: selector.len(),
                 topic: topic.to_string(),
                 pending,
                 published,
@@ -168,6 +171,11 @@ impl Metrics {
         };
         // Registration only fails on duplicate or malformed names, which are constants here.
         build().expect("metric definitions are valid")
+    }
+
+    /// How many `label: value` pairs the resource selector has (Go's `label_selectors=` log field).
+    pub fn selector_count(&self) -> usize {
+        self.n_selectors
     }
 
     /// One event published, with the decision reason.
@@ -278,14 +286,14 @@ mod tests {
         m.cycle(3, 0.2, Some(1700000000.0));
         let text = m.render();
         for needle in [
-            r#"hyperfleet_sentinel_events_published_total{component="sentinel",reason="message decision matched",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 2"#,
-            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="message decision result is false",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 2"#,
-            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="param \"x\" evaluation failed: no such key: x",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
-            r#"hyperfleet_sentinel_pending_resources{component="sentinel",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 3"#,
-            r#"hyperfleet_sentinel_api_errors_total{component="sentinel",error_type="fetch_error",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
-            r#"hyperfleet_sentinel_broker_errors_total{component="sentinel",error_type="publish_error",resource_selector="shard=1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_events_published_total{component="sentinel",reason="message decision matched",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 2"#,
+            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="message decision result is false",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 2"#,
+            r#"hyperfleet_sentinel_resources_skipped_total{component="sentinel",reason="param \"x\" evaluation failed: no such key: x",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_pending_resources{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 3"#,
+            r#"hyperfleet_sentinel_api_errors_total{component="sentinel",error_type="fetch_error",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_broker_errors_total{component="sentinel",error_type="publish_error",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 1"#,
             r#"hyperfleet_sentinel_last_successful_poll_timestamp_seconds{component="sentinel",version="1.2.3"} 1700000000"#,
-            r#"hyperfleet_sentinel_poll_duration_seconds_bucket{component="sentinel",resource_selector="shard=1",resource_type="clusters",version="1.2.3",le="0.25"} 1"#,
+            r#"hyperfleet_sentinel_poll_duration_seconds_bucket{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3",le="0.25"} 1"#,
             r#"hyperfleet_broker_messages_published_total{component="sentinel",topic="clusters",version="1.2.3"} 2"#,
             r#"hyperfleet_broker_errors_total{component="sentinel",error_type="publish_error",topic="clusters",version="1.2.3"} 1"#,
         ] {
@@ -302,11 +310,19 @@ mod tests {
     }
 
     #[test]
-    fn selector_label_is_all_when_empty() {
+    fn selector_label_is_go_format_or_all() {
         assert_eq!(selector_label(&[]), "all");
         assert_eq!(
             selector_label(&[("a".into(), "1".into()), ("b".into(), "2".into())]),
-            "a=1,b=2"
+            "a:1,b:2"
+        );
+        // Config order, not sorted.
+        assert_eq!(
+            selector_label(&[
+                ("shard".into(), "1".into()),
+                ("region".into(), "us-east".into())
+            ]),
+            "shard:1,region:us-east"
         );
     }
 }

@@ -54,7 +54,8 @@ pub struct CycleReport {
     pub total: usize,
     /// Events published (acknowledged when confirms are on).
     pub published: usize,
-    /// Resources skipped by the rules (or for an empty id).
+    /// Resources skipped by the rules (a resource with an empty id is counted only in `total`,
+    /// as in Go).
     pub skipped: usize,
     /// Resources due whose publish failed.
     pub failed: usize,
@@ -72,7 +73,8 @@ impl Daemon {
     /// time for outstanding confirms).
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         info!(subset = %self.resource_type, topic = %self.topic,
-            "Starting sentinel resource_type={} poll_interval={:?}", self.resource_type, self.poll_interval);
+            "Starting sentinel resource_type={} poll_interval={}", self.resource_type,
+            super::config::go_duration_string(self.poll_interval));
         while !*shutdown.borrow() {
             let started = Instant::now();
             self.cycle(wall_clock(), &mut shutdown).await;
@@ -98,6 +100,14 @@ impl Daemon {
     ) -> CycleReport {
         let started = Instant::now();
         let mut report = CycleReport::default();
+        // Readiness reads the connection itself from now on; a connection lost since the last
+        // cycle is re-established here, so readiness recovers even when nothing is published.
+        self.health.watch_broker(self.publisher.liveness());
+        tokio::select! {
+            biased;
+            _ = stopped(shutdown) => return report,
+            () = self.publisher.reconnect_if_down() => {}
+        }
         let mut pending = 0usize;
         let mut pager = self.api.list(&self.resource_type, self.search.as_deref());
         let mut scratch = crate::decision::Scratch::default();
@@ -127,8 +137,9 @@ impl Daemon {
                 let resource = Arc::new(resource);
                 let id = resource.id.clone().unwrap_or_default();
                 if id.is_empty() {
-                    warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty id");
-                    report.skipped += 1;
+                    // As in Go: counted in the total only, neither skipped nor in a metric.
+                    let kind = resource.kind.as_deref().unwrap_or("");
+                    warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty ID kind={kind}");
                     continue;
                 }
                 let decision = self.rules.decision.decide(&resource, now, &mut scratch);
@@ -151,6 +162,10 @@ impl Daemon {
             }
         }
         report.completed = true;
+        // Go logs this line once the whole listing is in; pages are decided as they arrive
+        // here, so it follows the last page.
+        info!(subset = %self.resource_type, "Fetched resources count={} label_selectors={}",
+            report.total, self.metrics.selector_count());
         self.finish(&report, pending, started);
         report
     }
@@ -196,9 +211,6 @@ impl Daemon {
             return;
         }
         let results = self.publisher.publish_batch(events).await;
-        self.health.set_broker(
-            (!self.publisher.is_connected()).then(|| "broker connection is down".to_string()),
-        );
         for (id, result) in ids.iter().zip(results) {
             match result {
                 Ok(()) => {

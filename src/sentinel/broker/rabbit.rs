@@ -11,7 +11,7 @@
 //! spaced by exponential backoff, so a dead broker costs the caller an immediate error, not a hang.
 
 use super::config::{ExchangeType, RabbitConfig, mask_url, parse_url};
-use super::{BrokerError, PublishError};
+use super::{BrokerError, Link, Liveness, PublishError};
 use crate::sentinel::event::Event;
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
@@ -19,11 +19,17 @@ use lapin::uri::AMQPUri;
 use lapin::{
     BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
 };
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::{Instant, timeout, timeout_at};
 
 /// The AMQP header watermill reads the message UUID from.
 pub const UUID_HEADER: &str = "_watermill_message_uuid";
+
+/// The AMQP heartbeat asked for when the URL sets none (`?heartbeat=N`): Go's amqp091 default.
+/// lapin closes a connection that heard nothing for two heartbeats, so a black-holed broker
+/// turns readiness 503 within ~20 s instead of waiting for a publish to time out.
+pub const DEFAULT_HEARTBEAT_SECS: u16 = 10;
 
 /// Bounds and backoff of a [`RabbitPublisher`].
 #[derive(Clone, Debug)]
@@ -78,6 +84,8 @@ pub struct RabbitPublisher {
     closed: bool,
     backoff: Backoff,
     buf: Vec<u8>,
+    /// The connection as readiness sees it (see [`Liveness`]).
+    link: Arc<Mutex<Link>>,
 }
 
 impl RabbitPublisher {
@@ -89,10 +97,11 @@ impl RabbitPublisher {
         opts: RabbitOptions,
     ) -> Result<RabbitPublisher, BrokerError> {
         let url_masked = mask_url(&cfg.url);
-        let uri = parse_url(&cfg.url).map_err(|reason| BrokerError::Connect {
+        let mut uri = parse_url(&cfg.url).map_err(|reason| BrokerError::Connect {
             url: url_masked.clone(),
             reason,
         })?;
+        uri.query.heartbeat.get_or_insert(DEFAULT_HEARTBEAT_SECS);
         let name = if cfg.exchange.is_empty() {
             topic
         } else {
@@ -127,6 +136,7 @@ impl RabbitPublisher {
             closed: false,
             backoff: Backoff::default(),
             buf: Vec::with_capacity(1024),
+            link: Arc::new(Mutex::new(Link::Down)),
         };
         if let Err(e) = publisher.open().await {
             return Err(BrokerError::Connect {
@@ -141,6 +151,26 @@ impl RabbitPublisher {
     /// The exchange events go to.
     pub fn exchange(&self) -> &str {
         self.exchange.as_str()
+    }
+
+    /// A live view of the connection for the readiness check.
+    pub fn liveness(&self) -> Liveness {
+        Liveness::new(self.link.clone())
+    }
+
+    /// Reopens a lost connection and channel unless the reconnect backoff says to wait; a
+    /// failure is logged (by [`Self::ready`]) and left to the next publish.
+    pub async fn reconnect_if_down(&mut self) {
+        if !self.closed && !self.is_connected() {
+            let _ = self.ready().await;
+        }
+    }
+
+    fn set_link(&self, link: Link) {
+        *self
+            .link
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = link;
     }
 
     /// Whether the connection and channel are currently up.
@@ -259,6 +289,7 @@ impl RabbitPublisher {
     /// publishes fail.
     pub async fn close(&mut self) -> Result<(), PublishError> {
         self.closed = true;
+        self.set_link(Link::Closed);
         let bound = self.opts.close_timeout;
         let result = match &self.channel {
             Some(channel) if self.confirm && channel.status().connected() => {
@@ -382,6 +413,7 @@ impl RabbitPublisher {
                     .map_err(|e| PublishError::Connect(e.to_string()))?
             }
         };
+        self.set_link(Link::Up(conn.status().clone()));
         let conn = self.conn.insert(conn);
         if let Some(channel) = &self.channel {
             return Ok(channel.clone());
@@ -446,6 +478,9 @@ impl RabbitPublisher {
     }
 
     fn drop_connection(&mut self, why: &str) {
+        if !self.closed {
+            self.set_link(Link::Down);
+        }
         if self.conn.take().is_some() {
             tracing::warn!(reason = why, url = %self.url_masked, "dropping rabbitmq connection");
         }
