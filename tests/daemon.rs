@@ -1522,3 +1522,257 @@ fn config_precedence_is_flag_then_env_then_file() {
     ));
     assert_eq!(empty.1, "file-topic");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Operator parity (issue 10): readiness from the broker connection, dual-stack listeners, the
+// probes' warnings, and the Go sentinel's log lines.
+
+/// Every JSON line logged in this process (any topic) with `message`.
+fn logged(message: &str) -> Vec<Json> {
+    let bytes = logs().0.lock().expect("logs").clone();
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Json>(line).ok())
+        .filter(|v| v["message"] == message)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_broker_connection_without_publishing() {
+    let mut rig = rig().await;
+    let (topic, _queue) = rig.exchange_and_queue("ready-link").await;
+    let proxy = Proxy::start().await;
+    // An empty fleet: no cycle ever publishes, so only the connection itself can move readiness.
+    let api = fake_api(Fleet::new()).await;
+    // A 1 s heartbeat: lapin gives up on a silent broker after two heartbeats.
+    let amqp_url = format!("{}?heartbeat=1", proxy.url());
+    let mut daemon = daemon(Setup {
+        base_url: &api.base_url,
+        amqp_url: &amqp_url,
+        topic: &topic,
+        page_size: 20,
+        prefetch: 1,
+        poll_interval: Duration::from_secs(3600),
+    })
+    .await;
+    let (_keep, mut shutdown) = no_shutdown();
+    assert!(daemon.cycle(now(), &mut shutdown).await.completed);
+    let ready = r#"{"checks":{"broker":"ok","sentinel_poll":"ok"},"status":"ok"}"#;
+    assert_eq!(
+        daemon.health.readiness(),
+        (200.try_into().expect("code"), ready.into())
+    );
+    let down = r#"{"checks":{"broker":"RabbitMQ connection is not established","sentinel_poll":"ok"},"status":"error"}"#;
+
+    // A cut: 503 as soon as lapin sees the socket close, without a publish or a cycle.
+    proxy.cut();
+    let body = eventually("readiness to turn 503 after the cut", async || {
+        let (code, body) = daemon.health.readiness();
+        (code != 200).then_some(body)
+    })
+    .await;
+    assert_eq!(body, down);
+    // Back: a cycle that publishes nothing reconnects, and readiness recovers.
+    proxy.restore();
+    eventually("readiness to recover after the restore", async || {
+        daemon.cycle(now(), &mut shutdown).await;
+        (daemon.health.readiness().0 == 200).then_some(())
+    })
+    .await;
+
+    // A black hole (the connection stays open, nothing gets through): the heartbeat notices.
+    proxy.freeze(true);
+    let body = eventually(
+        "readiness to turn 503 on a black-holed broker",
+        async || {
+            let (code, body) = daemon.health.readiness();
+            (code != 200).then_some(body)
+        },
+    )
+    .await;
+    assert_eq!(body, down);
+    proxy.freeze(false);
+    daemon.publisher.close().await.expect("close");
+    assert_eq!(
+        daemon.health.readiness().1,
+        r#"{"checks":{"broker":"RabbitMQ connection is closed","sentinel_poll":"ok"},"status":"error"}"#
+    );
+    rig.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_style_addresses_listen_on_ipv6_and_ipv4() {
+    let state = HealthState::new(Duration::from_secs(3600));
+    let addr = health::parse_bind_address(":0").expect(":0");
+    let (bound, task) = health::serve(addr, health::health_router(state), std::future::pending())
+        .await
+        .expect("health server");
+    for host in ["[::1]", "127.0.0.1"] {
+        let url = format!("http://{host}:{}/healthz", bound.port());
+        let (code, _, body) = get(&url).await;
+        assert_eq!((code, body.as_str()), (200, r#"{"status":"ok"}"#), "{url}");
+    }
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_probes_log_go_warnings() {
+    logs();
+    // Liveness: ok until the first poll completes, however long that takes; then stale.
+    let state = HealthState::new(Duration::from_millis(1));
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(state.liveness().0, 200);
+    state.poll_succeeded();
+    eventually("liveness to go stale", async || {
+        (state.liveness().0 == 503).then_some(())
+    })
+    .await;
+    let stale = logged("Healthz check failed: poll stale");
+    let line = stale
+        .iter()
+        .find(|v| v["extra"]["threshold"] == "3ms")
+        .unwrap_or_else(|| panic!("no stale warning with threshold 3ms: {stale:?}"));
+    assert_eq!(line["level"], "warn");
+    assert!(
+        line["extra"]["staleness"]
+            .as_str()
+            .is_some_and(|s| s.ends_with('s')),
+        "{line}"
+    );
+    // Readiness: the failing checks as extras, Go's `checks` map.
+    let state = HealthState::new(Duration::from_secs(3600));
+    assert_eq!(state.readiness().0, 503);
+    let failed = logged("Readyz check failed");
+    assert!(
+        failed.iter().any(|v| v["level"] == "warn"
+            && v["extra"]["checks"]
+                == json!({"broker": "ok", "sentinel_poll": "no successful poll completed yet"})),
+        "{failed:?}"
+    );
+}
+
+impl Process {
+    /// `sentinel serve` listening on Go-style `:PORT` addresses (every interface, dual-stack),
+    /// with extra environment.
+    fn start_anywhere(
+        config: &Path,
+        broker: &Path,
+        api_url: &str,
+        env: &[(&str, &str)],
+    ) -> Process {
+        let (health_port, metrics_port) = (free_port(), free_port());
+        let config_flag = format!("--config={}", config.display());
+        let health_flag = format!("--health-server-bindaddress=:{health_port}");
+        let metrics_flag = format!("--metrics-server-bindaddress=:{metrics_port}");
+        let broker_file = broker.display().to_string();
+        let mut all_env = vec![
+            ("BROKER_CONFIG_FILE", broker_file.as_str()),
+            ("HYPERFLEET_API_BASE_URL", api_url),
+        ];
+        all_env.extend_from_slice(env);
+        let mut child = sentinel_cmd(
+            &["serve", &config_flag, &health_flag, &metrics_flag],
+            &all_env,
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sentinel serve");
+        let (stdout, out_reader) = collect(child.stdout.take().expect("stdout"));
+        let (stderr, err_reader) = collect(child.stderr.take().expect("stderr"));
+        Process {
+            child,
+            stdout,
+            stderr,
+            readers: vec![out_reader, err_reader],
+            health: format!("http://[::1]:{health_port}"),
+            metrics: format!("http://127.0.0.1:{metrics_port}"),
+        }
+    }
+
+    /// Every stdout line as JSON.
+    fn json_lines(&self) -> Vec<Json> {
+        self.stdout
+            .lock()
+            .expect("stdout")
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Json>(line).ok())
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
+    let mut rig = rig().await;
+    let (topic, _queue) = rig.exchange_and_queue("golines").await;
+    let (fleet, _) = process_fleet();
+    let api = fake_api(fleet).await;
+    let dir = TempDir::new();
+    let (config, broker) = serve_files(&dir, &topic, RABBIT_URL);
+    let mut process = Process::start_anywhere(
+        &config,
+        &broker,
+        &api.base_url,
+        &[("HYPERFLEET_LOG_LEVEL", "debug")],
+    );
+    // Ready over IPv6 ([::1]); the metrics over IPv4, from the same `:PORT` listeners.
+    process.wait_ready().await;
+    let (code, _, _) = get(&format!("{}/metrics", process.metrics)).await;
+    assert_eq!(code, 200);
+    eventually("a cycle summary", async || {
+        (!messages_starting(&process.log_messages(), "info", "Trigger cycle completed").is_empty())
+            .then_some(())
+    })
+    .await;
+    process.signal("TERM");
+    let status = process.wait_exit().await;
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+
+    let lines = process.json_lines();
+    let first = &lines[0];
+    assert_eq!(first["message"], "Starting HyperFleet Sentinel", "{first}");
+    assert_eq!(first["extra"]["log_level"], "debug", "{first}");
+    assert_eq!(first["extra"]["log_format"], "json", "{first}");
+    assert!(first["extra"]["commit"].is_string(), "{first}");
+    let infos: Vec<String> = lines
+        .iter()
+        .filter(|v| v["level"] == "info")
+        .map(|v| v["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let health_port = process.health.rsplit(':').next().expect("port");
+    let metrics_port = process.metrics.rsplit(':').next().expect("port");
+    let in_order = [
+        "Starting HyperFleet Sentinel".to_string(),
+        "Initialized HyperFleet client".into(),
+        "Initialized broker publisher".into(),
+        format!("Starting health server on :{health_port}"),
+        format!("Starting metrics server on :{metrics_port}"),
+        "Starting sentinel loop".into(),
+        "Starting sentinel resource_type=clusters poll_interval=1s".into(),
+        "Fetched resources count=4 label_selectors=0".into(),
+    ];
+    let mut at = 0;
+    for expected in &in_order {
+        let found = infos[at..].iter().position(|m| m == expected);
+        at += found.unwrap_or_else(|| panic!("{expected:?} missing or out of order in {infos:#?}"))
+            + 1;
+    }
+    // Debug shows the sentinel's own records (a skipped resource), not those of its libraries.
+    let debug: Vec<&str> = lines
+        .iter()
+        .filter(|v| v["level"] == "debug")
+        .map(|v| v["message"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        debug
+            .iter()
+            .any(|m| m.starts_with("Skipped resource resource_id=")),
+        "{debug:?}"
+    );
+    let foreign: Vec<&&str> = debug
+        .iter()
+        .filter(|m| !m.starts_with("Skipped resource resource_id="))
+        .collect();
+    assert!(foreign.is_empty(), "third-party debug records: {foreign:?}");
+    rig.cleanup().await;
+}
