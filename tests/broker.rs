@@ -1039,3 +1039,28 @@ fn load_finds_the_file_or_explains_why_not() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Operator parity (issue 10): a short heartbeat, so a black-holed broker is noticed.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
+    let topic = unique("heartbeat");
+    let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Fanout, true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    // RabbitMQ proposes 60 s; the lower of the two wins.
+    assert_eq!(publisher.heartbeat(), Some(10));
+    publisher.close().await.expect("close");
+    let cfg = rabbit_cfg(
+        &format!("{RABBIT_URL}?heartbeat=3"),
+        ExchangeType::Fanout,
+        true,
+    );
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    assert_eq!(publisher.heartbeat(), Some(3));
+    publisher.close().await.expect("close");
+}

@@ -159,7 +159,7 @@ impl RabbitPublisher {
     }
 
     /// Reopens a lost connection and channel unless the reconnect backoff says to wait; a
-    /// failure is logged (by [`Self::ready`]) and left to the next publish.
+    /// failure is logged and left to the next publish.
     pub async fn reconnect_if_down(&mut self) {
         if !self.closed && !self.is_connected() {
             let _ = self.ready().await;
@@ -171,6 +171,11 @@ impl RabbitPublisher {
             .link
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = link;
+    }
+
+    /// The heartbeat (seconds) negotiated with the broker, while connected.
+    pub fn heartbeat(&self) -> Option<u16> {
+        self.conn.as_ref().map(|c| c.configuration().heartbeat())
     }
 
     /// Whether the connection and channel are currently up.
