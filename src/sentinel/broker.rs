@@ -291,3 +291,25 @@ impl StdoutPublisher {
             .map_err(|e| PublishError::Stdout(e.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn liveness_names_what_is_wrong_with_the_link() {
+        assert_eq!(Liveness::default().problem(), None);
+        let link = Arc::new(Mutex::new(Link::Down));
+        let liveness = Liveness::new(link.clone());
+        let not_established = Some("RabbitMQ connection is not established".to_string());
+        assert_eq!(liveness.problem(), not_established);
+        // A connection lapin has not (or no longer) marked connected.
+        *link.lock().unwrap() = Link::Up(lapin::ConnectionStatus::default());
+        assert_eq!(liveness.problem(), not_established);
+        *link.lock().unwrap() = Link::Closed;
+        assert_eq!(
+            liveness.problem(),
+            Some("RabbitMQ connection is closed".to_string())
+        );
+    }
+}

@@ -1,7 +1,10 @@
 //! The health (`/healthz`, `/readyz`, default :8080) and metrics (`/metrics`, default :9090)
-//! HTTP servers, with the Go sentinel's bodies and status codes.
+//! HTTP servers, with the Go sentinel's bodies, status codes and probe warnings, listening
+//! dual-stack on Go-style `:PORT` addresses.
 //!
-//! Invariant: the handlers only read [`HealthState`]; the poll loop and the broker write it.
+//! Invariant: the handlers only read [`HealthState`] (beyond remembering what they last logged);
+//! the poll loop writes the poll state, and the broker check reads the publisher's connection
+//! live through [`Liveness`] at every request.
 
 use super::broker::Liveness;
 use super::config::go_duration_string;
