@@ -18,7 +18,7 @@ use sentinel::cel::interp::{self, Activation};
 use sentinel::cel::jit::{self, JitExpr, JitProgram, Nativeness};
 use sentinel::cel::time::{Timestamp, parse_duration, parse_timestamp};
 use sentinel::cel::types::Type;
-use sentinel::cel::value::{EvalResult, Map, Value};
+use sentinel::cel::value::{ErrorKind, EvalResult, Map, Value, value_bytes};
 use sentinel::cel::{check, parse};
 use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
@@ -609,6 +609,75 @@ fn comparison_catches_a_wrong_result() {
     );
     // The random search finds a deliberately wrong engine too.
     assert!(random::mutant_is_caught());
+}
+
+/// `text` with `.replace("a", "aaaaaaaaaa")` applied `times` times: each multiplies its `a`s by 10.
+fn tenfold(text: &str, times: usize) -> String {
+    format!("{text}{}", r#".replace("a", "aaaaaaaaaa")"#.repeat(times))
+}
+
+#[test]
+fn values_past_the_size_limit_are_the_same_error_in_both_engines() {
+    // `s` is "abc" (binding 0): `tenfold("s", 6)` is 10^6 + 2 bytes, just under the limit.
+    let big = tenfold("s", 6);
+    let ten = r#"(s + "aaaaaaaaaa")"#;
+    let letters = format!(r#"{}.split("")"#, tenfold(ten, 3)); // 11004 one-letter strings
+    let sep = tenfold(ten, 1);
+    let block = tenfold(ten, 4);
+    let quotes = format!(
+        r#"(s + '""""""""""'){}"#,
+        r#".replace('"', '""""""""""')"#.repeat(5)
+    );
+    let cases: Vec<(String, &str)> = vec![
+        // The issue's chain, on a variable and (folded at check time) on a constant.
+        (tenfold(ten, 9), "string"),
+        (tenfold(r#""a""#, 10), "string"),
+        (format!("{big} + {big}"), "string"),
+        (format!("bytes({big}) + bytes({big})"), "bytes"),
+        (format!(r#"{}.split("")"#, tenfold(ten, 4)), "list"),
+        (format!("{letters}.map(x, [x, x, x])"), "list"),
+        (format!("{letters} + {letters} + {letters}"), "list"),
+        (format!("{letters}.join({sep})"), "string"),
+        (
+            format!(r#""%x%x%x%x%x".format([{block}, {block}, {block}, {block}, {block}])"#),
+            "string",
+        ),
+        (format!("strings.quote({quotes})"), "string"),
+        (format!("[{big}, {big}]"), "list"),
+        (format!(r#"{{"a": {big}, "b": {big}}}"#), "map"),
+    ];
+    let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let act = Activation {
+        slots: &slots,
+        ..Activation::default()
+    };
+    let mut scratch = jit::Scratch::default();
+    for (src, what) in &cases {
+        let (typed, native) = standalone(src);
+        let want = format!("{what} exceeds the 1048576-byte limit");
+        for (engine, got) in [
+            ("interp", interp::eval(&typed, &act)),
+            ("jit", native.eval(&act, &mut scratch)),
+        ] {
+            match got {
+                Err(e) => assert!(
+                    e.kind == ErrorKind::TooLarge && e.message == want,
+                    "{engine}: {src}: {e:?}"
+                ),
+                Ok(v) => panic!("{engine}: {src}: a value of {} bytes", value_bytes(&v)),
+            }
+        }
+    }
+    // Just under the limit is a value in both engines.
+    let (typed, native) = standalone(&format!("size({big})"));
+    assert_eq!(
+        format!("{:?}", interp::eval(&typed, &act)),
+        format!("{:?}", native.eval(&act, &mut scratch))
+    );
+    assert!(matches!(
+        interp::eval(&typed, &act),
+        Ok(Value::Int(1_000_002))
+    ));
 }
 
 #[test]

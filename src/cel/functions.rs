@@ -376,7 +376,7 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
             };
             strings::format(str_arg(f, args, 0)?, items).map(string_value)
         }
-        Quote => Ok(string_value(strings::quote(str_arg(f, args, 0)?))),
+        Quote => strings::quote(str_arg(f, args, 0)?).map(string_value),
         _ => {
             let s = str_arg(f, args, 0)?;
             match f {
@@ -391,16 +391,14 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
                 UpperAscii => Ok(string_value(strings::upper_ascii(s))),
                 Trim => Ok(string_value(strings::trim(s))),
                 Reverse => Ok(string_value(strings::reverse(s))),
-                Replace => Ok(string_value(strings::replace(
+                Replace => strings::replace(
                     s,
                     str_arg(f, args, 1)?,
                     str_arg(f, args, 2)?,
                     opt_int_arg(f, args, 3)?,
-                ))),
-                Split => {
-                    let parts = strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?);
-                    Ok(Value::List(parts.into_iter().map(string_value).collect()))
-                }
+                )
+                .map(string_value),
+                Split => strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?),
                 Substring => strings::substring(s, int_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
                     .map(string_value),
                 _ => Err(no_overload(f, args)),
