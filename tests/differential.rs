@@ -684,3 +684,100 @@ fn values_past_the_size_limit_are_the_same_error_in_both_engines() {
 fn random_programs_agree_on_random_resources() {
     random::run_agreement();
 }
+
+/// One line of `tests/data/jit/cel-go.txt`: what an expression must give.
+enum Expected {
+    Value(Value),
+    Error(String, Option<String>),
+}
+
+fn expected(text: &str) -> Expected {
+    if let Some(rest) = text.strip_prefix("error ") {
+        let (kind, message) = rest
+            .split_once(": ")
+            .map_or((rest, None), |(k, m)| (k, Some(m.to_string())));
+        return Expected::Error(kind.to_string(), message);
+    }
+    let (typed, _) = standalone(text);
+    Expected::Value(interp::eval_constant(&typed).unwrap_or_else(|e| panic!("{text}: {e}")))
+}
+
+#[test]
+fn open_behaviours_follow_cel_go_in_both_engines() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jit/cel-go.txt");
+    let text = std::fs::read_to_string(path).expect("table readable");
+    let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let act = Activation {
+        slots: &slots,
+        ..Activation::default()
+    };
+    let mut scratch = jit::Scratch::default();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (src, want) = line
+            .split_once("  =>  ")
+            .unwrap_or_else(|| panic!("no `  =>  ` in {line:?}"));
+        n += 1;
+        let want = expected(want.trim());
+        let (typed, native) = standalone(src.trim());
+        for (engine, got) in [
+            ("interp", interp::eval(&typed, &act)),
+            ("jit", native.eval(&act, &mut scratch)),
+        ] {
+            let ok = match (&want, &got) {
+                (Expected::Value(w), Ok(g)) => w.type_name() == g.type_name() && w.equals(g),
+                (Expected::Error(kind, message), Err(e)) => {
+                    format!("{:?}", e.kind) == *kind
+                        && message.as_ref().is_none_or(|m| *m == e.message)
+                }
+                _ => false,
+            };
+            if !ok {
+                failures.push(format!("{engine}: {line}\n  got {got:?}"));
+            }
+        }
+    }
+    assert!(n > 50, "only {n} cases");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn json_integers_beyond_int64_are_doubles_in_both_engines() {
+    // cel-go sees the spec as Go's encoding/json decodes it into `interface{}`: every number a
+    // float64, so an integer beyond int64 is the nearest double (not an error, not a uint).
+    let p = program(
+        &[
+            ("big", "resource.spec.big"),
+            (
+                "is_double",
+                "type(big) == double && big == 18446744073709551616.0",
+            ),
+            ("neg", "resource.spec.neg == -9223372036854775809.0"),
+        ],
+        "is_double && neg",
+    );
+    let text = r#"{"id": "x", "kind": "Cluster", "generation": 1,
+        "spec": {"big": 18446744073709551616, "neg": -9223372036854775809}}"#;
+    let resources = [serde_json::from_str::<Json>(text).expect("valid JSON")];
+    assert_agree(&p, &resources);
+    let compiled = Compiled::new(p, Engine::Jit).expect("jit");
+    let r = Arc::new(Resource::from_json(resources[0].clone()));
+    let mut scratch = Scratch::default();
+    compiled.evaluate(&r, now(), &mut scratch);
+    assert!(
+        matches!(
+            scratch.slots.as_slice(),
+            [
+                Ok(Value::Double(_)),
+                Ok(Value::Bool(true)),
+                Ok(Value::Bool(true))
+            ]
+        ),
+        "{:?}",
+        scratch.slots
+    );
+}

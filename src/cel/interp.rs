@@ -79,7 +79,7 @@ impl Evaluator<'_, '_> {
                 other => Err(EvalError::no_overload("matches", &[&other])),
             },
             TExprKind::List(items) => {
-                let mut list = ListBuilder::new();
+                let mut list = ListBuilder::with_capacity(items.len());
                 for item in items {
                     list.push(self.eval(item)?)?;
                 }

@@ -3,7 +3,7 @@
 //! `join`, `quote`, `reverse`, `format`.
 //!
 //! Takes plain Rust arguments (the dispatcher has already matched the overload) and gives a value
-//! or an [`EvalError`]. The semantics are those of cel-go v0.27 with the library at its latest
+//! or an [`EvalError`]. The semantics are those of cel-go v0.29.1 with the library at its latest
 //! version (`ext.Strings()` without options), which is what the Go sentinel runs; `format` is
 //! cel-go's second formatter (`formatting_v2.go`: no locale, `%s` prints strings inside lists and
 //! maps unquoted). [`check_format`] is the compile-time half of `format` that cel-go's checker runs
@@ -19,8 +19,8 @@ use crate::resource::CONDITION_FIELDS;
 /// The precision `%f` and `%e` use when the clause gives none.
 const DEFAULT_PRECISION: usize = 6;
 
-/// The largest precision a `%.Nf` / `%.Ne` clause may ask for. cel-go v0.27 has no limit (later
-/// versions cap it at 100); without one a rule could make a single call allocate gigabytes.
+/// The largest precision a `%.Nf` / `%.Ne` clause may ask for, as in cel-go since #1292 (v0.27
+/// had no limit); without one a rule could make a single call allocate gigabytes.
 const MAX_PRECISION: usize = 100;
 
 fn out_of_range(index: i64) -> EvalError {
@@ -55,14 +55,15 @@ pub fn char_at(s: &str, i: i64) -> Result<String, EvalError> {
 /// `s.indexOf(sub)` / `s.indexOf(sub, start)`: the code-point index of the first occurrence of
 /// `sub` at or after `start` (default 0), or -1.
 ///
-/// As in cel-go v0.27: an empty `sub` returns `start` unchecked; a negative `start` is
-/// `index out of range`; a `start` at or past the end gives -1.
+/// As in cel-go v0.29: a negative `start` is `index out of range`; an empty `sub` is found at
+/// `start`, or at the end when `start` is past it; a non-empty `sub` with `start` at or past
+/// the end gives -1.
 pub fn index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, EvalError> {
     let start = start.unwrap_or(0);
-    if sub.is_empty() {
-        return Ok(start);
-    }
     let from = usize::try_from(start).map_err(|_| out_of_range(start))?;
+    if sub.is_empty() {
+        return Ok(start.min(to_i64(s.chars().count())));
+    }
     let Some((begin, _)) = s.char_indices().nth(from) else {
         return Ok(-1);
     };
@@ -77,9 +78,9 @@ pub fn index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, EvalError
 /// `s.lastIndexOf(sub)` / `s.lastIndexOf(sub, start)`: the code-point index of the last
 /// occurrence of `sub` beginning at or before `start` (default: the last code point), or -1.
 ///
-/// As in cel-go v0.27: without `start` an empty `sub` gives the length; with `start` an empty
-/// `sub` returns `start` unchecked; a negative `start` is `index out of range`; a `start` at or
-/// past the end gives -1.
+/// As in cel-go v0.29: without `start` an empty `sub` gives the length; a negative `start` is
+/// `index out of range`; with `start` an empty `sub` is found at `start`, or at the end when
+/// `start` is past it; a non-empty `sub` with `start` at or past the end gives -1.
 pub fn last_index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, EvalError> {
     let len = s.chars().count();
     let start = match start {
@@ -88,10 +89,10 @@ pub fn last_index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, Eval
         None if s.len() < sub.len() => return Ok(-1),
         None => to_i64(len) - 1,
     };
-    if sub.is_empty() {
-        return Ok(start);
-    }
     let last = usize::try_from(start).map_err(|_| out_of_range(start))?;
+    if sub.is_empty() {
+        return Ok(start.min(to_i64(len)));
+    }
     if last >= len {
         return Ok(-1);
     }
@@ -745,11 +746,14 @@ mod tests {
             // cel-go issue 1051, fixed before v0.27: searching an empty string is not an error.
             ("", "foo", None, Ok(-1)),
             ("", "", None, Ok(0)),
-            // v0.27: a start past the end gives -1; an empty needle returns the start unchecked.
+            // A start past the end gives -1 for a non-empty needle.
             ("tacocat", "a", Some(30), Ok(-1)),
             ("tacocat", "a", Some(7), Ok(-1)),
-            ("tacocat", "", Some(30), Ok(30)),
-            ("tacocat", "", Some(-1), Ok(-1)),
+            // cel-go v0.29 (#1335): the empty string is clamped to the end, and a negative
+            // offset is an error for it too.
+            ("tacocat", "", Some(7), Ok(7)),
+            ("tacocat", "", Some(30), Ok(7)),
+            ("tacocat", "", Some(-1), Err("index out of range: -1")),
             ("tacocat", "a", Some(-1), Err("index out of range: -1")),
         ];
         for (text, sub, start, want) in cases {
@@ -787,7 +791,9 @@ mod tests {
             ("", "", None, Ok(0)),
             ("tacocat", "a", Some(30), Ok(-1)),
             ("tacocat", "t", Some(6), Ok(6)),
-            ("tacocat", "", Some(-1), Ok(-1)),
+            ("tacocat", "", Some(7), Ok(7)),
+            ("tacocat", "", Some(30), Ok(7)),
+            ("tacocat", "", Some(-1), Err("index out of range: -1")),
             ("tacocat", "a", Some(-1), Err("index out of range: -1")),
             (
                 "hello mellow",

@@ -256,6 +256,14 @@ impl ListBuilder {
         ListBuilder::default()
     }
 
+    /// An empty builder with room for `n` elements.
+    pub fn with_capacity(n: usize) -> ListBuilder {
+        ListBuilder {
+            items: Vec::with_capacity(n),
+            bytes: 0,
+        }
+    }
+
     /// Appends `item`, or fails with `list exceeds the … limit`.
     pub fn push(&mut self, item: Value) -> Result<(), EvalError> {
         let remaining = MAX_VALUE_BYTES.saturating_sub(self.bytes);
