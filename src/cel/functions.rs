@@ -470,8 +470,8 @@ fn double_to_int(d: f64) -> Result<i64, EvalError> {
 
 fn double_to_uint(d: f64) -> Result<u64, EvalError> {
     // As cel-go: any negative double is out of range, even one that truncates to 0 (`-0.5`);
-    // `-0.0` is not negative.
-    if d.is_nan() || d < 0.0 || d >= 18446744073709551615.0 {
+    // `-0.0` is not negative, and NaN is in no range.
+    if !(0.0..18446744073709551615.0).contains(&d) {
         return Err(range_error("uint"));
     }
     Ok(d as u64)
