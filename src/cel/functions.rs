@@ -9,7 +9,7 @@ use super::strings;
 use super::time::{self, Duration, TimePart, Timestamp};
 use super::typed::Builtin;
 use super::types::Type;
-use super::value::{ErrorKind, EvalError, EvalResult, Value};
+use super::value::{ErrorKind, EvalError, EvalResult, Value, check_size};
 use std::sync::Arc;
 
 /// Why a call did not resolve.
@@ -278,8 +278,12 @@ fn no_overload(f: Builtin, args: &[Value]) -> EvalError {
     EvalError::no_overload(name(f), &refs)
 }
 
-fn string_value(s: String) -> Value {
-    Value::String(Arc::from(s))
+/// A string result as a value. Results no longer than an argument can only pass the size limit
+/// when the argument came from outside CEL (a resource field); they are held to it all the same,
+/// so that no string CEL builds exceeds it.
+fn string_value(s: String) -> EvalResult {
+    check_size("string", s.len())?;
+    Ok(Value::String(Arc::from(s)))
 }
 
 /// Calls a builtin other than `condition` (which needs the resource: the evaluators handle it)
@@ -372,39 +376,39 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
             } else {
                 None
             };
-            strings::join(items, sep).map(string_value)
+            strings::join(items, sep).and_then(string_value)
         }
         Format => {
             let Some(Value::List(items)) = args.get(1) else {
                 return Err(no_overload(f, args));
             };
-            strings::format(str_arg(f, args, 0)?, items).map(string_value)
+            strings::format(str_arg(f, args, 0)?, items).and_then(string_value)
         }
-        Quote => strings::quote(str_arg(f, args, 0)?).map(string_value),
+        Quote => strings::quote(str_arg(f, args, 0)?).and_then(string_value),
         _ => {
             let s = str_arg(f, args, 0)?;
             match f {
-                CharAt => strings::char_at(s, int_arg(f, args, 1)?).map(string_value),
+                CharAt => strings::char_at(s, int_arg(f, args, 1)?).and_then(string_value),
                 IndexOf => strings::index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
                     .map(Value::Int),
                 LastIndexOf => {
                     strings::last_index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
                         .map(Value::Int)
                 }
-                LowerAscii => Ok(string_value(strings::lower_ascii(s))),
-                UpperAscii => Ok(string_value(strings::upper_ascii(s))),
-                Trim => Ok(string_value(strings::trim(s))),
-                Reverse => Ok(string_value(strings::reverse(s))),
+                LowerAscii => string_value(strings::lower_ascii(s)),
+                UpperAscii => string_value(strings::upper_ascii(s)),
+                Trim => string_value(strings::trim(s)),
+                Reverse => string_value(strings::reverse(s)),
                 Replace => strings::replace(
                     s,
                     str_arg(f, args, 1)?,
                     str_arg(f, args, 2)?,
                     opt_int_arg(f, args, 3)?,
                 )
-                .map(string_value),
+                .and_then(string_value),
                 Split => strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?),
                 Substring => strings::substring(s, int_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
-                    .map(string_value),
+                    .and_then(string_value),
                 _ => Err(no_overload(f, args)),
             }
         }
@@ -450,9 +454,12 @@ fn convert(f: Builtin, args: &[Value]) -> EvalResult {
         (Builtin::ToDouble, Int(i)) => Ok(Double(*i as f64)),
         (Builtin::ToDouble, Uint(u)) => Ok(Double(*u as f64)),
         (Builtin::ToDouble, String(s)) => parse_double(s).map(Double),
-        (Builtin::ToString, _) => to_string(arg).map(|s| String(Arc::from(s))),
+        (Builtin::ToString, _) => to_string(arg).and_then(string_value),
         (Builtin::ToBool, String(s)) => parse_bool(s).map(Bool),
-        (Builtin::ToBytes, String(s)) => Ok(Bytes(Arc::from(s.as_bytes()))),
+        (Builtin::ToBytes, String(s)) => {
+            check_size("bytes", s.len())?;
+            Ok(Bytes(Arc::from(s.as_bytes())))
+        }
         (Builtin::ToTimestamp, String(s)) => time::parse_timestamp(s).map(Timestamp),
         (Builtin::ToTimestamp, Int(i)) => self::Timestamp::from_unix_seconds(*i).map(Timestamp),
         (Builtin::ToDuration, String(s)) => time::parse_duration(s).map(Duration),
@@ -644,4 +651,34 @@ pub fn timestamp_from_rfc3339(text: &str) -> Result<Timestamp, EvalError> {
 /// A duration from whole seconds (for defaults and tests).
 pub fn duration_from_secs(secs: i64) -> Result<Duration, EvalError> {
     Duration::from_nanos(i128::from(secs) * 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::value::MAX_VALUE_BYTES;
+
+    #[test]
+    fn results_from_oversized_input_are_held_to_the_limit_too() {
+        // Only text from outside CEL (a resource field) can be this large; what CEL builds from
+        // it is still bounded.
+        let big = Value::string(&"a".repeat(MAX_VALUE_BYTES + 1));
+        for (f, what) in [
+            (Builtin::LowerAscii, "string"),
+            (Builtin::Trim, "string"),
+            (Builtin::Reverse, "string"),
+            (Builtin::ToBytes, "bytes"),
+        ] {
+            let err = call(f, std::slice::from_ref(&big)).expect_err("too large");
+            assert_eq!(err.kind, ErrorKind::TooLarge, "{f:?}");
+            assert_eq!(
+                err.message,
+                format!("{what} exceeds the 1048576-byte limit")
+            );
+        }
+        // Identity conversions build nothing.
+        assert!(call(Builtin::ToString, std::slice::from_ref(&big)).is_ok());
+        let small = Value::string("aB");
+        assert!(matches!(call(Builtin::UpperAscii, &[small]), Ok(Value::String(s)) if &*s == "AB"));
+    }
 }
