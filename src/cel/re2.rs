@@ -595,4 +595,27 @@ mod tests {
         assert!(translate("(a{500}|b){3}").is_err());
         assert!(translate("(?i)a{1000}").is_ok());
     }
+
+    #[test]
+    fn never_panics_on_short_patterns() {
+        // Every pattern of one to three characters over the syntax's special characters: the
+        // translation and the crate both answer (a value or an error), never a panic.
+        let alphabet: Vec<String> = "\\[](){}*+?|^$-&~:P<>QEdb1,pxé"
+            .chars()
+            .map(String::from)
+            .collect();
+        let mut n = 0;
+        for a in &alphabet {
+            for b in std::iter::once("").chain(alphabet.iter().map(String::as_str)) {
+                for c in std::iter::once("").chain(alphabet.iter().map(String::as_str)) {
+                    let pattern = format!("{a}{b}{c}");
+                    if let Ok(t) = translate(&pattern) {
+                        let _ = regex::Regex::new(&t);
+                    }
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 20_000, "{n}");
+    }
 }
