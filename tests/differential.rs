@@ -7,6 +7,10 @@
 //! `differential/random.rs`); and bad input (overflow, division by zero, bad timestamps, deep and
 //! huge expressions). `comparison_catches_a_wrong_result` shows the comparison can fail.
 //!
+//! Two tables also fix the expected answer, in both engines: `tests/data/jit/cel-go.txt`, the
+//! behaviours the CEL spec leaves open as cel-go v0.29.1 answers them, and the value-size limit
+//! (`values_past_the_size_limit_are_the_same_error_in_both_engines`).
+//!
 //! The cel-spec conformance cases (`tests/conformance.rs`) and the oracle's decision corpus
 //! (`tests/decisions.rs`) also run every case through the JIT and fail on any disagreement.
 
