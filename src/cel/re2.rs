@@ -509,6 +509,8 @@ mod tests {
             (r"(?s)^.$", "\n", true),
             (r"(?m)^b$", "a\nb", true),
             (r"(?U)^a+$", "aa", true),
+            // RE2's doc lists `(?<name>` as unsupported; Go's regexp takes it since Go 1.22,
+            // and the Go sentinel builds with Go 1.26.
             (r"(?P<x>a)(?<y>b)", "ab", true),
             (r"^\141\x62\x{63}$", "abc", true), // octal and hex escapes
             (r"^\0$", "\0", true),
