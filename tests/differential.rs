@@ -7,6 +7,10 @@
 //! `differential/random.rs`); and bad input (overflow, division by zero, bad timestamps, deep and
 //! huge expressions). `comparison_catches_a_wrong_result` shows the comparison can fail.
 //!
+//! Two tables also fix the expected answer, in both engines: `tests/data/jit/cel-go.txt`, the
+//! behaviours the CEL spec leaves open as cel-go v0.29.1 answers them, and the value-size limit
+//! (`values_past_the_size_limit_are_the_same_error_in_both_engines`).
+//!
 //! The cel-spec conformance cases (`tests/conformance.rs`) and the oracle's decision corpus
 //! (`tests/decisions.rs`) also run every case through the JIT and fail on any disagreement.
 
@@ -18,7 +22,7 @@ use sentinel::cel::interp::{self, Activation};
 use sentinel::cel::jit::{self, JitExpr, JitProgram, Nativeness};
 use sentinel::cel::time::{Timestamp, parse_duration, parse_timestamp};
 use sentinel::cel::types::Type;
-use sentinel::cel::value::{EvalResult, Map, Value};
+use sentinel::cel::value::{ErrorKind, EvalResult, Map, Value, value_bytes};
 use sentinel::cel::{check, parse};
 use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
@@ -611,7 +615,173 @@ fn comparison_catches_a_wrong_result() {
     assert!(random::mutant_is_caught());
 }
 
+/// `text` with `.replace("a", "aaaaaaaaaa")` applied `times` times: each multiplies its `a`s by 10.
+fn tenfold(text: &str, times: usize) -> String {
+    format!("{text}{}", r#".replace("a", "aaaaaaaaaa")"#.repeat(times))
+}
+
+#[test]
+fn values_past_the_size_limit_are_the_same_error_in_both_engines() {
+    // `s` is "abc" (binding 0): `tenfold("s", 6)` is 10^6 + 2 bytes, just under the limit.
+    let big = tenfold("s", 6);
+    let ten = r#"(s + "aaaaaaaaaa")"#;
+    let letters = format!(r#"{}.split("")"#, tenfold(ten, 3)); // 11004 one-letter strings
+    let sep = tenfold(ten, 1);
+    let block = tenfold(ten, 4);
+    let quotes = format!(
+        r#"(s + '""""""""""'){}"#,
+        r#".replace('"', '""""""""""')"#.repeat(5)
+    );
+    let cases: Vec<(String, &str)> = vec![
+        // The issue's chain, on a variable and (folded at check time) on a constant.
+        (tenfold(ten, 9), "string"),
+        (tenfold(r#""a""#, 10), "string"),
+        (format!("{big} + {big}"), "string"),
+        (format!("bytes({big}) + bytes({big})"), "bytes"),
+        (format!(r#"{}.split("")"#, tenfold(ten, 4)), "list"),
+        (format!("{letters}.map(x, [x, x, x])"), "list"),
+        (format!("{letters} + {letters} + {letters}"), "list"),
+        (format!("{letters}.join({sep})"), "string"),
+        (
+            format!(r#""%x%x%x%x%x".format([{block}, {block}, {block}, {block}, {block}])"#),
+            "string",
+        ),
+        (format!("strings.quote({quotes})"), "string"),
+        (format!("[{big}, {big}]"), "list"),
+        (format!(r#"{{"a": {big}, "b": {big}}}"#), "map"),
+    ];
+    let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let act = Activation {
+        slots: &slots,
+        ..Activation::default()
+    };
+    let mut scratch = jit::Scratch::default();
+    for (src, what) in &cases {
+        let (typed, native) = standalone(src);
+        let want = format!("{what} exceeds the 1048576-byte limit");
+        for (engine, got) in [
+            ("interp", interp::eval(&typed, &act)),
+            ("jit", native.eval(&act, &mut scratch)),
+        ] {
+            match got {
+                Err(e) => assert!(
+                    e.kind == ErrorKind::TooLarge && e.message == want,
+                    "{engine}: {src}: {e:?}"
+                ),
+                Ok(v) => panic!("{engine}: {src}: a value of {} bytes", value_bytes(&v)),
+            }
+        }
+    }
+    // Just under the limit is a value in both engines.
+    let (typed, native) = standalone(&format!("size({big})"));
+    assert_eq!(
+        format!("{:?}", interp::eval(&typed, &act)),
+        format!("{:?}", native.eval(&act, &mut scratch))
+    );
+    assert!(matches!(
+        interp::eval(&typed, &act),
+        Ok(Value::Int(1_000_002))
+    ));
+}
+
 #[test]
 fn random_programs_agree_on_random_resources() {
     random::run_agreement();
+}
+
+/// One line of `tests/data/jit/cel-go.txt`: what an expression must give.
+enum Expected {
+    Value(Value),
+    Error(String, Option<String>),
+}
+
+fn expected(text: &str) -> Expected {
+    if let Some(rest) = text.strip_prefix("error ") {
+        let (kind, message) = rest
+            .split_once(": ")
+            .map_or((rest, None), |(k, m)| (k, Some(m.to_string())));
+        return Expected::Error(kind.to_string(), message);
+    }
+    let (typed, _) = standalone(text);
+    Expected::Value(interp::eval_constant(&typed).unwrap_or_else(|e| panic!("{text}: {e}")))
+}
+
+#[test]
+fn open_behaviours_follow_cel_go_in_both_engines() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jit/cel-go.txt");
+    let text = std::fs::read_to_string(path).expect("table readable");
+    let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let act = Activation {
+        slots: &slots,
+        ..Activation::default()
+    };
+    let mut scratch = jit::Scratch::default();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (src, want) = line
+            .split_once("  =>  ")
+            .unwrap_or_else(|| panic!("no `  =>  ` in {line:?}"));
+        n += 1;
+        let want = expected(want.trim());
+        let (typed, native) = standalone(src.trim());
+        for (engine, got) in [
+            ("interp", interp::eval(&typed, &act)),
+            ("jit", native.eval(&act, &mut scratch)),
+        ] {
+            let ok = match (&want, &got) {
+                (Expected::Value(w), Ok(g)) => w.type_name() == g.type_name() && w.equals(g),
+                (Expected::Error(kind, message), Err(e)) => {
+                    format!("{:?}", e.kind) == *kind
+                        && message.as_ref().is_none_or(|m| *m == e.message)
+                }
+                _ => false,
+            };
+            if !ok {
+                failures.push(format!("{engine}: {line}\n  got {got:?}"));
+            }
+        }
+    }
+    assert!(n > 50, "only {n} cases");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn json_integers_beyond_int64_are_doubles_in_both_engines() {
+    // cel-go sees the spec as Go's encoding/json decodes it into `interface{}`: every number a
+    // float64, so an integer beyond int64 is the nearest double (not an error, not a uint).
+    let p = program(
+        &[
+            ("big", "resource.spec.big"),
+            (
+                "is_double",
+                "type(big) == double && big == 18446744073709551616.0",
+            ),
+            ("neg", "resource.spec.neg == -9223372036854775809.0"),
+        ],
+        "is_double && neg",
+    );
+    let text = r#"{"id": "x", "kind": "Cluster", "generation": 1,
+        "spec": {"big": 18446744073709551616, "neg": -9223372036854775809}}"#;
+    let resources = [serde_json::from_str::<Json>(text).expect("valid JSON")];
+    assert_agree(&p, &resources);
+    let compiled = Compiled::new(p, Engine::Jit).expect("jit");
+    let r = Arc::new(Resource::from_json(resources[0].clone()));
+    let mut scratch = Scratch::default();
+    compiled.evaluate(&r, now(), &mut scratch);
+    assert!(
+        matches!(
+            scratch.slots.as_slice(),
+            [
+                Ok(Value::Double(_)),
+                Ok(Value::Bool(true)),
+                Ok(Value::Bool(true))
+            ]
+        ),
+        "{:?}",
+        scratch.slots
+    );
 }

@@ -4,11 +4,12 @@
 //! Invariant: [`resolve`] accepts a call only if [`call`] has an implementation for some runtime
 //! values of those static types; everything `dyn` is re-checked by [`call`] at run time.
 
+use super::re2;
 use super::strings;
 use super::time::{self, Duration, TimePart, Timestamp};
 use super::typed::Builtin;
 use super::types::Type;
-use super::value::{ErrorKind, EvalError, EvalResult, Value};
+use super::value::{ErrorKind, EvalError, EvalResult, Value, check_size};
 use std::sync::Arc;
 
 /// Why a call did not resolve.
@@ -277,8 +278,12 @@ fn no_overload(f: Builtin, args: &[Value]) -> EvalError {
     EvalError::no_overload(name(f), &refs)
 }
 
-fn string_value(s: String) -> Value {
-    Value::String(Arc::from(s))
+/// A string result as a value. Results no longer than an argument can only pass the size limit
+/// when the argument came from outside CEL (a resource field); they are held to it all the same,
+/// so that no string CEL builds exceeds it.
+fn string_value(s: String) -> EvalResult {
+    check_size("string", s.len())?;
+    Ok(Value::String(Arc::from(s)))
 }
 
 /// Calls a builtin other than `condition` (which needs the resource: the evaluators handle it)
@@ -314,9 +319,12 @@ pub fn call(f: Builtin, args: &[Value]) -> EvalResult {
     }
 }
 
-/// Compiles a `matches` pattern (RE2 syntax, as the regex crate implements it).
+/// Compiles a `matches` pattern: RE2 syntax as cel-go (Go's `regexp`) reads it, translated by
+/// [`re2::translate`] for the regex crate.
 pub fn compile_regex(pattern: &str) -> Result<regex::Regex, EvalError> {
-    regex::Regex::new(pattern).map_err(|e| {
+    let translated = re2::translate(pattern)
+        .map_err(|why| EvalError::invalid(format!("invalid regex {pattern:?}: {why}")))?;
+    regex::Regex::new(&translated).map_err(|e| {
         // The regex crate's syntax errors draw the pattern over several lines; keep the last,
         // which says what is wrong.
         let text = e.to_string();
@@ -368,41 +376,39 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
             } else {
                 None
             };
-            strings::join(items, sep).map(string_value)
+            strings::join(items, sep).and_then(string_value)
         }
         Format => {
             let Some(Value::List(items)) = args.get(1) else {
                 return Err(no_overload(f, args));
             };
-            strings::format(str_arg(f, args, 0)?, items).map(string_value)
+            strings::format(str_arg(f, args, 0)?, items).and_then(string_value)
         }
-        Quote => Ok(string_value(strings::quote(str_arg(f, args, 0)?))),
+        Quote => strings::quote(str_arg(f, args, 0)?).and_then(string_value),
         _ => {
             let s = str_arg(f, args, 0)?;
             match f {
-                CharAt => strings::char_at(s, int_arg(f, args, 1)?).map(string_value),
+                CharAt => strings::char_at(s, int_arg(f, args, 1)?).and_then(string_value),
                 IndexOf => strings::index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
                     .map(Value::Int),
                 LastIndexOf => {
                     strings::last_index_of(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
                         .map(Value::Int)
                 }
-                LowerAscii => Ok(string_value(strings::lower_ascii(s))),
-                UpperAscii => Ok(string_value(strings::upper_ascii(s))),
-                Trim => Ok(string_value(strings::trim(s))),
-                Reverse => Ok(string_value(strings::reverse(s))),
-                Replace => Ok(string_value(strings::replace(
+                LowerAscii => string_value(strings::lower_ascii(s)),
+                UpperAscii => string_value(strings::upper_ascii(s)),
+                Trim => string_value(strings::trim(s)),
+                Reverse => string_value(strings::reverse(s)),
+                Replace => strings::replace(
                     s,
                     str_arg(f, args, 1)?,
                     str_arg(f, args, 2)?,
                     opt_int_arg(f, args, 3)?,
-                ))),
-                Split => {
-                    let parts = strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?);
-                    Ok(Value::List(parts.into_iter().map(string_value).collect()))
-                }
+                )
+                .and_then(string_value),
+                Split => strings::split(s, str_arg(f, args, 1)?, opt_int_arg(f, args, 2)?),
                 Substring => strings::substring(s, int_arg(f, args, 1)?, opt_int_arg(f, args, 2)?)
-                    .map(string_value),
+                    .and_then(string_value),
                 _ => Err(no_overload(f, args)),
             }
         }
@@ -439,6 +445,8 @@ fn convert(f: Builtin, args: &[Value]) -> EvalResult {
         (Builtin::ToInt, Timestamp(t)) => Ok(Int(t.unix_seconds())),
         (Builtin::ToUint, Int(i)) => u64::try_from(*i).map(Uint).map_err(|_| range_error("uint")),
         (Builtin::ToUint, Double(d)) => double_to_uint(*d).map(Uint),
+        // Go's `strconv.ParseUint` takes no sign; Rust's parser would take a `+`.
+        (Builtin::ToUint, String(s)) if s.starts_with('+') => Err(parse_error("uint", s)),
         (Builtin::ToUint, String(s)) => s
             .parse::<u64>()
             .map(Uint)
@@ -446,9 +454,12 @@ fn convert(f: Builtin, args: &[Value]) -> EvalResult {
         (Builtin::ToDouble, Int(i)) => Ok(Double(*i as f64)),
         (Builtin::ToDouble, Uint(u)) => Ok(Double(*u as f64)),
         (Builtin::ToDouble, String(s)) => parse_double(s).map(Double),
-        (Builtin::ToString, _) => to_string(arg).map(|s| String(Arc::from(s))),
+        (Builtin::ToString, _) => to_string(arg).and_then(string_value),
         (Builtin::ToBool, String(s)) => parse_bool(s).map(Bool),
-        (Builtin::ToBytes, String(s)) => Ok(Bytes(Arc::from(s.as_bytes()))),
+        (Builtin::ToBytes, String(s)) => {
+            check_size("bytes", s.len())?;
+            Ok(Bytes(Arc::from(s.as_bytes())))
+        }
         (Builtin::ToTimestamp, String(s)) => time::parse_timestamp(s).map(Timestamp),
         (Builtin::ToTimestamp, Int(i)) => self::Timestamp::from_unix_seconds(*i).map(Timestamp),
         (Builtin::ToDuration, String(s)) => time::parse_duration(s).map(Duration),
@@ -465,25 +476,122 @@ fn double_to_int(d: f64) -> Result<i64, EvalError> {
 }
 
 fn double_to_uint(d: f64) -> Result<u64, EvalError> {
-    if d.is_nan() || d <= -1.0 || d >= 18446744073709551615.0 {
+    // As cel-go: any negative double is out of range, even one that truncates to 0 (`-0.5`);
+    // `-0.0` is not negative, and NaN is in no range.
+    if !(0.0..18446744073709551615.0).contains(&d) {
         return Err(range_error("uint"));
     }
     Ok(d as u64)
 }
 
+/// `double(string)` as cel-go parses it (Go's `strconv.ParseFloat`): decimal or hexadecimal
+/// (`0x1.8p1`, the `p` exponent required) floating-point text with optional `_` between digits;
+/// `inf`/`infinity` with an optional sign and `nan` without one, in any case; no white space; a
+/// finite number too large for a double is an error, not an infinity.
 fn parse_double(s: &str) -> Result<f64, EvalError> {
-    match s {
-        "NaN" => Ok(f64::NAN),
-        "Infinity" | "+Infinity" | "inf" | "+inf" => Ok(f64::INFINITY),
-        "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
-        _ => s.parse::<f64>().map_err(|_| parse_error("double", s)),
+    let fail = || parse_error("double", s);
+    let (negative, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let sign = if negative { -1.0 } else { 1.0 };
+    if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
+        return Ok(sign * f64::INFINITY);
     }
+    if body.eq_ignore_ascii_case("nan") && body.len() == s.len() {
+        return Ok(f64::NAN);
+    }
+    let owned;
+    let body = if body.contains('_') {
+        if !go_underscores_ok(body) {
+            return Err(fail());
+        }
+        owned = body.replace('_', "");
+        owned.as_str()
+    } else {
+        body
+    };
+    // Rust's parser takes its own spellings of infinity and NaN; those were handled above.
+    if !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return Err(fail());
+    }
+    let magnitude = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        Some(hex) => parse_hex_float(hex).ok_or_else(fail)?,
+        None => body.parse::<f64>().map_err(|_| fail())?,
+    };
+    if magnitude.is_infinite() {
+        return Err(fail());
+    }
+    Ok(sign * magnitude)
 }
 
+/// Go's rule for `_` in number text (after the sign): only between digits, or between a base
+/// prefix and a digit.
+fn go_underscores_ok(body: &str) -> bool {
+    let bytes = body.as_bytes();
+    let hex = bytes.len() >= 2 && bytes[0] == b'0' && matches!(bytes[1], b'x' | b'X');
+    let (mut saw, start) = if hex { (b'0', 2) } else { (b'^', 0) };
+    for &b in &bytes[start..] {
+        if b.is_ascii_digit() || (hex && b.is_ascii_hexdigit()) {
+            saw = b'0';
+        } else if b == b'_' {
+            if saw != b'0' {
+                return false;
+            }
+            saw = b'_';
+        } else if saw == b'_' {
+            return false;
+        } else {
+            saw = b'!';
+        }
+    }
+    saw != b'_'
+}
+
+/// The digits of a hexadecimal float after `0x`: a mantissa with an optional point, then a
+/// required `p` and a signed decimal exponent of two. Rounds to nearest, as Go does, keeping a
+/// sticky bit for digits beyond the 32 that fit in a `u128`.
+fn parse_hex_float(text: &str) -> Option<f64> {
+    let (mantissa, exponent) = text.split_once(['p', 'P'])?;
+    let exponent: i64 = match exponent.strip_prefix('+') {
+        Some(digits) if !digits.starts_with(['+', '-']) => digits.parse().ok()?,
+        _ => exponent.parse().ok()?,
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let (mut m, mut scale, mut sticky) = (0u128, 0i64, false);
+    for (i, c) in int_part.chars().chain(frac_part.chars()).enumerate() {
+        let digit = u128::from(c.to_digit(16)?);
+        let fractional = i >= int_part.len();
+        if m >> 124 == 0 {
+            m = m << 4 | digit;
+            scale -= if fractional { 4 } else { 0 };
+        } else {
+            sticky |= digit != 0;
+            scale += if fractional { 0 } else { 4 };
+        }
+    }
+    let exponent = exponent.clamp(-100_000, 100_000) + scale;
+    let m = (m | u128::from(sticky)) as f64;
+    // Scale in steps that cannot overflow or underflow an intermediate on their own.
+    let mut value = m;
+    let mut e = exponent;
+    while e != 0 && value != 0.0 && value.is_finite() {
+        let step = e.clamp(-1000, 1000);
+        value *= 2f64.powi(step as i32);
+        e -= step;
+    }
+    Some(value)
+}
+
+/// `bool(string)` as Go's `strconv.ParseBool`.
 fn parse_bool(s: &str) -> Result<bool, EvalError> {
     match s {
-        "1" | "t" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "false" | "FALSE" | "False" => Ok(false),
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
         _ => Err(parse_error("bool", s)),
     }
 }
@@ -543,4 +651,34 @@ pub fn timestamp_from_rfc3339(text: &str) -> Result<Timestamp, EvalError> {
 /// A duration from whole seconds (for defaults and tests).
 pub fn duration_from_secs(secs: i64) -> Result<Duration, EvalError> {
     Duration::from_nanos(i128::from(secs) * 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::value::MAX_VALUE_BYTES;
+
+    #[test]
+    fn results_from_oversized_input_are_held_to_the_limit_too() {
+        // Only text from outside CEL (a resource field) can be this large; what CEL builds from
+        // it is still bounded.
+        let big = Value::string(&"a".repeat(MAX_VALUE_BYTES + 1));
+        for (f, what) in [
+            (Builtin::LowerAscii, "string"),
+            (Builtin::Trim, "string"),
+            (Builtin::Reverse, "string"),
+            (Builtin::ToBytes, "bytes"),
+        ] {
+            let err = call(f, std::slice::from_ref(&big)).expect_err("too large");
+            assert_eq!(err.kind, ErrorKind::TooLarge, "{f:?}");
+            assert_eq!(
+                err.message,
+                format!("{what} exceeds the 1048576-byte limit")
+            );
+        }
+        // Identity conversions build nothing.
+        assert!(call(Builtin::ToString, std::slice::from_ref(&big)).is_ok());
+        let small = Value::string("aB");
+        assert!(matches!(call(Builtin::UpperAscii, &[small]), Ok(Value::String(s)) if &*s == "AB"));
+    }
 }

@@ -10,7 +10,9 @@ use super::functions;
 use super::ops;
 use super::time::Timestamp;
 use super::typed::{Builtin, TComprehension, TExpr, TExprKind, Var};
-use super::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use super::value::{
+    ErrorKind, EvalError, EvalResult, ListBuilder, Map, Value, check_size, map_entry_bytes,
+};
 use crate::resource::Resource;
 use std::sync::Arc;
 
@@ -77,11 +79,11 @@ impl Evaluator<'_, '_> {
                 other => Err(EvalError::no_overload("matches", &[&other])),
             },
             TExprKind::List(items) => {
-                let values = items
-                    .iter()
-                    .map(|i| self.eval(i))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(Value::List(values.into()))
+                let mut list = ListBuilder::with_capacity(items.len());
+                for item in items {
+                    list.push(self.eval(item)?)?;
+                }
+                Ok(list.finish())
             }
             TExprKind::Map(entries) => self.map(entries),
             TExprKind::Comprehension(c) => self.comprehension(c),
@@ -162,6 +164,7 @@ impl Evaluator<'_, '_> {
 
     fn map(&mut self, entries: &[(TExpr, TExpr)]) -> EvalResult {
         let mut out: Vec<(Value, Value)> = Vec::with_capacity(entries.len());
+        let mut bytes = 0usize;
         for (k, v) in entries {
             let key = self.eval(k)?;
             let value = self.eval(v)?;
@@ -180,6 +183,8 @@ impl Evaluator<'_, '_> {
                     key_text(&key)
                 )));
             }
+            bytes = bytes.saturating_add(map_entry_bytes(&key, &value));
+            check_size("map", bytes)?;
             out.push((key, value));
         }
         Ok(Value::Map(Arc::new(Map::from_entries(out))))
@@ -233,7 +238,7 @@ impl Evaluator<'_, '_> {
                 Ok(Value::Bool(count == 1))
             }
             MacroKind::Map | MacroKind::Filter => {
-                let mut out = Vec::new();
+                let mut out = ListBuilder::new();
                 for item in items {
                     self.locals[c.depth] = item.clone();
                     if let Some(filter) = &c.filter
@@ -242,12 +247,12 @@ impl Evaluator<'_, '_> {
                         continue;
                     }
                     if c.kind == MacroKind::Map {
-                        out.push(self.eval(&c.body)?);
+                        out.push(self.eval(&c.body)?)?;
                     } else if self.predicate(&c.body)? {
-                        out.push(item);
+                        out.push(item)?;
                     }
                 }
-                Ok(Value::List(out.into()))
+                Ok(out.finish())
             }
         }
     }

@@ -17,6 +17,7 @@ mod macros;
 pub mod ops;
 pub mod parser;
 pub mod print;
+pub mod re2;
 pub mod span;
 pub mod strings;
 pub mod time;

@@ -5,7 +5,7 @@
 
 use super::ast::BinaryOp;
 use super::time;
-use super::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use super::value::{ErrorKind, EvalError, EvalResult, Map, Value, check_size, value_bytes};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -145,13 +145,20 @@ pub fn add(a: &Value, b: &Value) -> EvalResult {
         (Uint(x), Uint(y)) => x.checked_add(*y).map(Uint).ok_or_else(uint_overflow),
         (Double(x), Double(y)) => Ok(Double(x + y)),
         (String(x), String(y)) => {
+            check_size("string", x.len().saturating_add(y.len()))?;
             let mut s = std::string::String::with_capacity(x.len() + y.len());
             s.push_str(x);
             s.push_str(y);
             Ok(String(Arc::from(s)))
         }
-        (Bytes(x), Bytes(y)) => Ok(Bytes(x.iter().chain(y.iter()).copied().collect())),
-        (List(x), List(y)) => Ok(List(x.iter().chain(y.iter()).cloned().collect())),
+        (Bytes(x), Bytes(y)) => {
+            check_size("bytes", x.len().saturating_add(y.len()))?;
+            Ok(Bytes(x.iter().chain(y.iter()).copied().collect()))
+        }
+        (List(x), List(y)) => {
+            check_size("list", value_bytes(a).saturating_add(value_bytes(b)))?;
+            Ok(List(x.iter().chain(y.iter()).cloned().collect()))
+        }
         (Timestamp(t), Duration(d)) | (Duration(d), Timestamp(t)) => {
             time::ts_add_dur(*t, *d).map(Timestamp)
         }

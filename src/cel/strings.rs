@@ -3,7 +3,7 @@
 //! `join`, `quote`, `reverse`, `format`.
 //!
 //! Takes plain Rust arguments (the dispatcher has already matched the overload) and gives a value
-//! or an [`EvalError`]. The semantics are those of cel-go v0.27 with the library at its latest
+//! or an [`EvalError`]. The semantics are those of cel-go v0.29.1 with the library at its latest
 //! version (`ext.Strings()` without options), which is what the Go sentinel runs; `format` is
 //! cel-go's second formatter (`formatting_v2.go`: no locale, `%s` prints strings inside lists and
 //! maps unquoted). [`check_format`] is the compile-time half of `format` that cel-go's checker runs
@@ -13,15 +13,14 @@
 
 use super::time::{format_duration, format_timestamp};
 use super::types::Type;
-use super::value::{ErrorKind, EvalError, Map, Value};
+use super::value::{ErrorKind, EvalError, ListBuilder, Map, Value, check_size};
 use crate::resource::CONDITION_FIELDS;
-use std::sync::Arc;
 
 /// The precision `%f` and `%e` use when the clause gives none.
 const DEFAULT_PRECISION: usize = 6;
 
-/// The largest precision a `%.Nf` / `%.Ne` clause may ask for. cel-go v0.27 has no limit (later
-/// versions cap it at 100); without one a rule could make a single call allocate gigabytes.
+/// The largest precision a `%.Nf` / `%.Ne` clause may ask for, as in cel-go since #1292 (v0.27
+/// had no limit); without one a rule could make a single call allocate gigabytes.
 const MAX_PRECISION: usize = 100;
 
 fn out_of_range(index: i64) -> EvalError {
@@ -56,14 +55,15 @@ pub fn char_at(s: &str, i: i64) -> Result<String, EvalError> {
 /// `s.indexOf(sub)` / `s.indexOf(sub, start)`: the code-point index of the first occurrence of
 /// `sub` at or after `start` (default 0), or -1.
 ///
-/// As in cel-go v0.27: an empty `sub` returns `start` unchecked; a negative `start` is
-/// `index out of range`; a `start` at or past the end gives -1.
+/// As in cel-go v0.29: a negative `start` is `index out of range`; an empty `sub` is found at
+/// `start`, or at the end when `start` is past it; a non-empty `sub` with `start` at or past
+/// the end gives -1.
 pub fn index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, EvalError> {
     let start = start.unwrap_or(0);
-    if sub.is_empty() {
-        return Ok(start);
-    }
     let from = usize::try_from(start).map_err(|_| out_of_range(start))?;
+    if sub.is_empty() {
+        return Ok(start.min(to_i64(s.chars().count())));
+    }
     let Some((begin, _)) = s.char_indices().nth(from) else {
         return Ok(-1);
     };
@@ -78,9 +78,9 @@ pub fn index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, EvalError
 /// `s.lastIndexOf(sub)` / `s.lastIndexOf(sub, start)`: the code-point index of the last
 /// occurrence of `sub` beginning at or before `start` (default: the last code point), or -1.
 ///
-/// As in cel-go v0.27: without `start` an empty `sub` gives the length; with `start` an empty
-/// `sub` returns `start` unchecked; a negative `start` is `index out of range`; a `start` at or
-/// past the end gives -1.
+/// As in cel-go v0.29: without `start` an empty `sub` gives the length; a negative `start` is
+/// `index out of range`; with `start` an empty `sub` is found at `start`, or at the end when
+/// `start` is past it; a non-empty `sub` with `start` at or past the end gives -1.
 pub fn last_index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, EvalError> {
     let len = s.chars().count();
     let start = match start {
@@ -89,10 +89,10 @@ pub fn last_index_of(s: &str, sub: &str, start: Option<i64>) -> Result<i64, Eval
         None if s.len() < sub.len() => return Ok(-1),
         None => to_i64(len) - 1,
     };
-    if sub.is_empty() {
-        return Ok(start);
-    }
     let last = usize::try_from(start).map_err(|_| out_of_range(start))?;
+    if sub.is_empty() {
+        return Ok(start.min(to_i64(len)));
+    }
     if last >= len {
         return Ok(-1);
     }
@@ -116,39 +116,58 @@ pub fn upper_ascii(s: &str) -> String {
 
 /// `s.replace(old, new)` / `s.replace(old, new, n)`: Go's `strings.Replace`. At most `n`
 /// replacements, all when `n` is absent or negative, none when 0; an empty `old` matches before
-/// every code point and at the end.
-pub fn replace(s: &str, old: &str, new: &str, n: Option<i64>) -> String {
-    match n.map(usize::try_from) {
-        None | Some(Err(_)) => s.replace(old, new),
-        Some(Ok(count)) => s.replacen(old, new, count),
+/// every code point and at the end. A result longer than [`MAX_VALUE_BYTES`](crate::cel::value::MAX_VALUE_BYTES) is an error,
+/// found by counting the matches before anything is built.
+pub fn replace(s: &str, old: &str, new: &str, n: Option<i64>) -> Result<String, EvalError> {
+    let limit = match n.map(usize::try_from) {
+        None | Some(Err(_)) => usize::MAX,
+        Some(Ok(limit)) => limit,
+    };
+    if new.len() > old.len() {
+        let matches = if old.is_empty() {
+            s.chars().count().saturating_add(1).min(limit)
+        } else {
+            s.matches(old).take(limit).count()
+        };
+        let grown = matches.saturating_mul(new.len() - old.len());
+        check_size("string", s.len().saturating_add(grown))?;
     }
+    Ok(if limit == usize::MAX {
+        s.replace(old, new)
+    } else {
+        s.replacen(old, new, limit)
+    })
 }
 
 /// `s.split(sep)` / `s.split(sep, n)`: Go's `strings.SplitN`. At most `n` parts (the last holds
 /// the rest), all when `n` is absent or negative, none when 0; an empty `sep` splits into code
-/// points; an empty `s` with a non-empty `sep` gives `[""]`.
-pub fn split(s: &str, sep: &str, n: Option<i64>) -> Vec<String> {
+/// points; an empty `s` with a non-empty `sep` gives `[""]`. The list is held to
+/// [`MAX_VALUE_BYTES`](crate::cel::value::MAX_VALUE_BYTES) as it is built (a 1 MiB string split into code points passes it).
+pub fn split(s: &str, sep: &str, n: Option<i64>) -> Result<Value, EvalError> {
+    let mut out = ListBuilder::new();
     let limit = match n.map(usize::try_from) {
-        Some(Ok(0)) => return Vec::new(),
+        Some(Ok(0)) => return Ok(out.finish()),
         Some(Ok(limit)) => limit,
         None | Some(Err(_)) => usize::MAX,
     };
     if !sep.is_empty() {
-        return s.splitn(limit, sep).map(String::from).collect();
+        for part in s.splitn(limit, sep) {
+            out.push(Value::string(part))?;
+        }
+        return Ok(out.finish());
     }
     // Go's explode: the first `limit - 1` code points alone, then the rest (if any is left).
-    let len = s.chars().count();
-    let parts = limit.min(len);
-    let mut out: Vec<String> = s
-        .chars()
-        .take(parts.saturating_sub(1))
-        .map(String::from)
-        .collect();
-    if parts > 0 {
-        let rest = byte_offset(s, parts - 1).unwrap_or(s.len());
-        out.push(s[rest..].to_string());
+    let mut chars = s.char_indices();
+    for _ in 1..limit {
+        let Some((at, c)) = chars.next() else {
+            return Ok(out.finish());
+        };
+        out.push(Value::string(&s[at..at + c.len_utf8()]))?;
     }
-    out
+    if let Some((at, _)) = chars.next() {
+        out.push(Value::string(&s[at..]))?;
+    }
+    Ok(out.finish())
 }
 
 /// `s.substring(start)` / `s.substring(start, end)`: code points `start..end` (end defaults to
@@ -189,17 +208,22 @@ pub fn join(items: &[Value], sep: Option<&str>) -> Result<String, EvalError> {
                 format!("join: invalid input: {shown}"),
             ));
         };
-        if i > 0 {
-            out.push_str(sep.unwrap_or(""));
-        }
+        let sep = if i > 0 { sep.unwrap_or("") } else { "" };
+        check_size("string", out.len() + sep.len() + text.len())?;
+        out.push_str(sep);
         out.push_str(text);
     }
     Ok(out)
 }
 
 /// `strings.quote(s)`: `s` in double quotes with `\a \b \f \n \r \t \v \\ \"` escaped and every
-/// other code point kept as it is.
-pub fn quote(s: &str) -> String {
+/// other code point kept as it is; longer than [`MAX_VALUE_BYTES`](crate::cel::value::MAX_VALUE_BYTES) is an error.
+pub fn quote(s: &str) -> Result<String, EvalError> {
+    let escapes = s
+        .bytes()
+        .filter(|b| matches!(b, 7..=13 | b'\\' | b'"'))
+        .count();
+    check_size("string", s.len().saturating_add(escapes).saturating_add(2))?;
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -217,7 +241,7 @@ pub fn quote(s: &str) -> String {
         }
     }
     out.push('"');
-    out
+    Ok(out)
 }
 
 /// `s.reverse()`: the code points in reverse order.
@@ -384,12 +408,12 @@ fn walk<'a>(
 /// ignored at run time (cel-go rejects them only at compile time: see [`check_format`]).
 pub fn format(fmt: &str, args: &[Value]) -> Result<String, EvalError> {
     let mut out = String::with_capacity(fmt.len());
-    walk(fmt, args.len(), |piece| match piece {
-        Piece::Text(text) => {
-            out.push_str(text);
-            Ok(())
+    walk(fmt, args.len(), |piece| {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Clause { arg, verb } => format_clause(verb, &args[arg], &mut out)?,
         }
-        Piece::Clause { arg, verb } => format_clause(verb, &args[arg], &mut out),
+        check_size("string", out.len())
     })?;
     Ok(out)
 }
@@ -513,8 +537,16 @@ fn display(value: &Value) -> Result<String, EvalError> {
         Value::Duration(d) => format_duration(*d),
         Value::Type(ty) => type_value_name(ty).to_string(),
         Value::List(items) => {
-            let parts: Result<Vec<String>, EvalError> = items.iter().map(display).collect();
-            format!("[{}]", parts?.join(", "))
+            let mut out = String::from("[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&display(item)?);
+                check_size("string", out.len())?;
+            }
+            out.push(']');
+            out
         }
         Value::Map(map) => display_map(map)?,
         Value::Condition(condition) => {
@@ -529,9 +561,15 @@ fn display(value: &Value) -> Result<String, EvalError> {
 }
 
 fn display_map(map: &Map) -> Result<String, EvalError> {
+    let mut bytes = 0usize;
     let mut entries = map
         .iter()
-        .map(|(k, v)| Ok((display(k)?, display(v)?)))
+        .map(|(k, v)| {
+            let (k, v) = (display(k)?, display(v)?);
+            bytes = bytes.saturating_add(k.len() + v.len() + 4);
+            check_size("string", bytes)?;
+            Ok((k, v))
+        })
         .collect::<Result<Vec<(String, String)>, EvalError>>()?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let parts: Vec<String> = entries
@@ -626,16 +664,6 @@ fn fits(verb: Verb, ty: &Type) -> bool {
     }
 }
 
-/// Builds a list value of strings (for `split`'s result).
-pub fn string_list(items: Vec<String>) -> Value {
-    Value::List(
-        items
-            .iter()
-            .map(|s| Value::string(s))
-            .collect::<Arc<[Value]>>(),
-    )
-}
-
 #[cfg(test)]
 // The tables keep cel-go's sample numbers (2.71828, 3.14), which clippy takes for e and pi.
 #[allow(clippy::approx_constant)]
@@ -645,6 +673,7 @@ mod tests {
 
     use super::*;
     use crate::cel::time::{Duration, Timestamp};
+    use std::sync::Arc;
 
     fn s(text: &str) -> Value {
         Value::string(text)
@@ -717,11 +746,14 @@ mod tests {
             // cel-go issue 1051, fixed before v0.27: searching an empty string is not an error.
             ("", "foo", None, Ok(-1)),
             ("", "", None, Ok(0)),
-            // v0.27: a start past the end gives -1; an empty needle returns the start unchecked.
+            // A start past the end gives -1 for a non-empty needle.
             ("tacocat", "a", Some(30), Ok(-1)),
             ("tacocat", "a", Some(7), Ok(-1)),
-            ("tacocat", "", Some(30), Ok(30)),
-            ("tacocat", "", Some(-1), Ok(-1)),
+            // cel-go v0.29 (#1335): the empty string is clamped to the end, and a negative
+            // offset is an error for it too.
+            ("tacocat", "", Some(7), Ok(7)),
+            ("tacocat", "", Some(30), Ok(7)),
+            ("tacocat", "", Some(-1), Err("index out of range: -1")),
             ("tacocat", "a", Some(-1), Err("index out of range: -1")),
         ];
         for (text, sub, start, want) in cases {
@@ -759,7 +791,9 @@ mod tests {
             ("", "", None, Ok(0)),
             ("tacocat", "a", Some(30), Ok(-1)),
             ("tacocat", "t", Some(6), Ok(6)),
-            ("tacocat", "", Some(-1), Ok(-1)),
+            ("tacocat", "", Some(7), Ok(7)),
+            ("tacocat", "", Some(30), Ok(7)),
+            ("tacocat", "", Some(-1), Err("index out of range: -1")),
             ("tacocat", "a", Some(-1), Err("index out of range: -1")),
             (
                 "hello mellow",
@@ -807,18 +841,14 @@ mod tests {
         ];
         for (text, old, new, n, want) in cases {
             assert_eq!(
-                replace(text, old, new, *n),
-                *want,
+                replace(text, old, new, *n).as_deref(),
+                Ok(*want),
                 "{text:?}.replace({old:?}, {new:?}, {n:?})"
             );
         }
-        let chained = replace(
-            &replace("{0} days {0} hours", "{0}", "2", Some(1)),
-            "{0}",
-            "23",
-            None,
-        );
-        assert_eq!(chained, "2 days 23 hours");
+        let once = replace("{0} days {0} hours", "{0}", "2", Some(1));
+        let chained = once.and_then(|once| replace(&once, "{0}", "23", None));
+        assert_eq!(chained.as_deref(), Ok("2 days 23 hours"));
     }
 
     #[test]
@@ -842,11 +872,9 @@ mod tests {
             ("a©c", "", Some(9), &["a", "©", "c"]),
         ];
         for (text, sep, n, want) in cases {
-            assert_eq!(
-                split(text, sep, *n),
-                *want,
-                "{text:?}.split({sep:?}, {n:?})"
-            );
+            let want = list(want.iter().map(|w| s(w)).collect());
+            let got = split(text, sep, *n).expect("split within the limit");
+            assert!(got.equals(&want), "{text:?}.split({sep:?}, {n:?}): {got:?}");
         }
     }
 
@@ -972,7 +1000,7 @@ mod tests {
             ("ta©o©αT", "\"ta©o©αT\""),
         ];
         for (text, want) in cases {
-            assert_eq!(quote(text), *want, "strings.quote({text:?})");
+            assert_eq!(quote(text).as_deref(), Ok(*want), "strings.quote({text:?})");
         }
     }
 
@@ -1505,7 +1533,7 @@ mod tests {
 
     #[test]
     fn split_result_as_a_list_value() {
-        let Value::List(items) = string_list(split("a,b", ",", None)) else {
+        let Value::List(items) = split("a,b", ",", None).expect("small") else {
             panic!("not a list");
         };
         let texts: Vec<&str> = items
@@ -1516,5 +1544,52 @@ mod tests {
             })
             .collect();
         assert_eq!(texts, ["a", "b"]);
+    }
+
+    #[test]
+    fn results_past_the_value_limit_are_errors() {
+        use crate::cel::value::MAX_VALUE_BYTES;
+        let too_large = |what: &str| {
+            err(
+                ErrorKind::TooLarge,
+                &format!("{what} exceeds the 1048576-byte limit"),
+            )
+        };
+        let half = "a".repeat(MAX_VALUE_BYTES / 2);
+        // replace counts its matches before building: doubling half the limit is exactly the
+        // limit, one more byte is not.
+        assert_eq!(
+            replace(&half, "a", "aa", None).map(|r| r.len()),
+            Ok(MAX_VALUE_BYTES)
+        );
+        assert_eq!(
+            replace(&format!("{half}a"), "a", "aa", None).err(),
+            Some(too_large("string"))
+        );
+        assert!(replace(&half, "", "xyz", None).is_err());
+        assert_eq!(
+            replace(&half, "", "xyz", Some(1)).map(|r| r.len()),
+            Ok(half.len() + 3)
+        );
+        // Shrinking replacements are never refused.
+        assert!(replace(&half, "aa", "", None).is_ok());
+        // split into code points: one slot per part passes the limit long before the text does.
+        assert_eq!(split(&half, "", None).err(), Some(too_large("list")));
+        assert!(split(&half, "", Some(2)).is_ok());
+        // join and format refuse the piece that passes the limit.
+        let halves = [s(&half), s(&half), s("a")];
+        assert_eq!(
+            join(&halves[..2], None).map(|j| j.len()),
+            Ok(MAX_VALUE_BYTES)
+        );
+        assert_eq!(join(&halves, None).err(), Some(too_large("string")));
+        assert_eq!(format("%s%s%s", &halves).err(), Some(too_large("string")));
+        // `%x` doubles its argument: exactly the limit, then one byte past it.
+        assert!(format("%x", &[s(&half)]).is_ok());
+        assert_eq!(format("%x!", &[s(&half)]).err(), Some(too_large("string")));
+        let nested = format("[%s]", &[list(halves.to_vec())]);
+        assert_eq!(nested.err(), Some(too_large("string")));
+        let quotes = "\"".repeat(MAX_VALUE_BYTES / 2);
+        assert_eq!(quote(&quotes).err(), Some(too_large("string")));
     }
 }

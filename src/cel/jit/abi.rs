@@ -15,7 +15,7 @@ use crate::cel::ops;
 use crate::cel::time::{Duration, Timestamp};
 use crate::cel::typed::{Builtin, TExpr};
 use crate::cel::types::Type;
-use crate::cel::value::{ErrorKind, EvalError, EvalResult, Value};
+use crate::cel::value::{ErrorKind, EvalError, EvalResult, ListBuilder, Value};
 use crate::resource::Resource;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -210,7 +210,7 @@ pub struct Scratch {
     /// The param buffer compiled code writes.
     pub(crate) bits: Vec<[u64; 2]>,
     /// Lists being built by `map`/`filter` (capacity reused), `lists_used` of them in use.
-    lists: Vec<Vec<Value>>,
+    lists: Vec<ListBuilder>,
     lists_used: usize,
     /// Whether a helper ran since the last reset (else there is nothing to reset).
     dirty: bool,
@@ -559,7 +559,7 @@ pub(crate) extern "C" fn jit_list_new(ctx: *mut Ctx) -> u64 {
         with_env(ctx, |env| {
             let s = &mut *env.scratch;
             if s.lists_used == s.lists.len() {
-                s.lists.push(Vec::new());
+                s.lists.push(ListBuilder::new());
             }
             handle = s.lists_used as u64;
             s.lists_used += 1;
@@ -569,17 +569,25 @@ pub(crate) extern "C" fn jit_list_new(ctx: *mut Ctx) -> u64 {
     handle
 }
 
-/// Appends a boxed value to list `handle`.
-pub(crate) extern "C" fn jit_list_push(ctx: *mut Ctx, handle: u64, item: *const Boxed) {
+/// Appends a boxed value to list `handle`; returns null or the error of a list grown past
+/// [`crate::cel::value::MAX_VALUE_BYTES`] (the interpreter's own check).
+pub(crate) extern "C" fn jit_list_push(
+    ctx: *mut Ctx,
+    handle: u64,
+    item: *const Boxed,
+) -> *const EvalError {
     // SAFETY: called by compiled code with its own context, a handle of this call and a live
     // boxed value.
     unsafe {
         with_env(ctx, |env| {
-            if let Some(list) = env.scratch.lists.get_mut(handle as usize) {
-                list.push((*item).value.clone());
+            let Some(list) = env.scratch.lists.get_mut(handle as usize) else {
+                return env.error(internal("unknown list"));
+            };
+            match list.push((*item).value.clone()) {
+                Ok(()) => std::ptr::null(),
+                Err(e) => env.error(e),
             }
-            std::ptr::null()
-        });
+        })
     }
 }
 
@@ -590,11 +598,11 @@ pub(crate) extern "C" fn jit_list_finish(ctx: *mut Ctx, handle: u64) -> *const B
     unsafe {
         with_env(ctx, |env| {
             // Draining keeps the builder's memory for the next list.
-            let items: Arc<[Value]> = match env.scratch.lists.get_mut(handle as usize) {
-                Some(list) => list.drain(..).collect(),
-                None => Arc::from(Vec::new()),
+            let list = match env.scratch.lists.get_mut(handle as usize) {
+                Some(list) => list.finish(),
+                None => Value::List(Arc::from(Vec::new())),
             };
-            boxed = env.scratch.boxes.alloc(Boxed::new(Value::List(items)));
+            boxed = env.scratch.boxes.alloc(Boxed::new(list));
             std::ptr::null()
         });
     }

@@ -96,7 +96,7 @@ impl Helper {
             Helper::RangeLen => (&[ptr], Some(types::I64)),
             Helper::RangeItem => (&[ptr, ptr, types::I64, types::I64, ptr], Some(ptr)),
             Helper::ListNew => (&[ptr], Some(types::I64)),
-            Helper::ListPush => (&[ptr, types::I64, ptr], None),
+            Helper::ListPush => (&[ptr, types::I64, ptr], Some(ptr)),
             Helper::ListFinish => (&[ptr, types::I64], Some(ptr)),
         };
         sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));

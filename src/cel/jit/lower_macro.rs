@@ -281,7 +281,9 @@ impl Lower<'_, '_> {
             (_, None) => self.dummy(Class::Boxed),
         };
         let boxed = self.boxed(item);
-        self.call(Helper::ListPush, &[ctx, handle, boxed]);
+        if let Some(err) = self.call(Helper::ListPush, &[ctx, handle, boxed]) {
+            self.fail_if(err);
+        }
         self.b.ins().jump(lp.latch, &[]);
         self.loop_end(lp);
         let list = self
