@@ -14,7 +14,9 @@ fn main() {
     // A container build has no .git; the Dockerfile passes the commit in SENTINEL_COMMIT.
     println!("cargo:rerun-if-env-changed=SENTINEL_COMMIT");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
-    let given = std::env::var("SENTINEL_COMMIT").ok().filter(|c| !c.is_empty());
+    let given = std::env::var("SENTINEL_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty());
     let commit = given
         .or_else(|| {
             Command::new("git")
