@@ -325,3 +325,25 @@ fn rabbit_exchange(flag: Option<&str>) -> Result<(ExchangeType, String), CmdErro
     }
     Ok((kind, routing_key))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchange_type_flag_is_one_of_the_amqp_types() {
+        for (text, kind) in [
+            ("topic", ExchangeType::Topic),
+            (" Fanout ", ExchangeType::Fanout),
+            ("direct", ExchangeType::Direct),
+            ("headers", ExchangeType::Headers),
+        ] {
+            assert_eq!(rabbit_exchange(Some(text)).map(|(k, _)| k).ok(), Some(kind));
+        }
+        let err = rabbit_exchange(Some("x-delayed")).map(|(k, _)| k);
+        assert!(
+            matches!(&err, Err(CmdError::Input { message, .. }) if message.contains("expected direct, fanout, topic or headers")),
+            "{err:?}"
+        );
+    }
+}
