@@ -11,12 +11,21 @@ fn main() {
         .process()
         .expect("LALRPOP grammar grammar/cel.lalrpop failed to build");
 
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .output()
+    // A container build has no .git; the Dockerfile passes the commit in SENTINEL_COMMIT.
+    println!("cargo:rerun-if-env-changed=SENTINEL_COMMIT");
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    let given = std::env::var("SENTINEL_COMMIT")
         .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|c| !c.is_empty());
+    let commit = given
+        .or_else(|| {
+            Command::new("git")
+                .args(["rev-parse", "--short=12", "HEAD"])
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=SENTINEL_COMMIT={commit}");
     let secs = std::env::var("SOURCE_DATE_EPOCH")

@@ -50,16 +50,13 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::main(&args),
         Command::Check { flags } => cmd::check::run(&flags, &mut std::io::stdout()),
         Command::ConfigDump { flags } => config::load(&flags, &config::process_env)
-            .map(|c| print!("{}", config::dump(&c)))
-            .map_err(CmdError::from),
+            .map_err(CmdError::from)
+            .and_then(|c| print_out(&config::dump(&c))),
         Command::Eval(args) => cmd::eval::main(&args),
         Command::Ir(args) => cmd::ir::main(&args),
         Command::Bench(args) => cmd::bench::main(&args),
         Command::Simulate(args) => cmd::simulate::main(&args, &mut std::io::stdout()),
-        Command::Version => {
-            println!("{}", cmd::version_text());
-            Ok(())
-        }
+        Command::Version => print_out(&format!("{}\n", cmd::version_text())),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -67,6 +64,16 @@ fn main() -> ExitCode {
             report(&e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Writes `text` to stdout; a closed pipe (`sentinel version | head -1`) ends quietly, as the
+/// Go binary does, instead of the panic of `print!`.
+fn print_out(text: &str) -> Result<(), CmdError> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(CmdError::Write),
     }
 }
 

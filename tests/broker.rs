@@ -824,31 +824,6 @@ fn invalid_configs_name_every_problem() {
             "BROKER_RABBITMQ_PUBLISHER_CONFIRM must be a boolean (true or false), got 'yes'",
         ),
         (
-            "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    exchnage: e\n",
-            &[],
-            "broker.rabbitmq.exchnage: unknown key (did you mean 'exchange'?)",
-        ),
-        (
-            "brokr:\n  type: stdout\n",
-            &[],
-            "brokr: unknown key (did you mean 'broker'?)",
-        ),
-        (
-            "broker:\n  type: stdout\n  rabbit: {}\n",
-            &[],
-            "broker.rabbit: unknown key (did you mean 'rabbitmq'?)",
-        ),
-        (
-            "broker:\n  type: stdout\nsubscriber:\n  paralelism: 2\n",
-            &[],
-            "subscriber.paralelism: unknown key (did you mean 'parallelism'?)",
-        ),
-        (
-            "broker:\n  type: stdout\n  googlepubsub:\n    projectid: p\n",
-            &[],
-            "broker.googlepubsub.projectid: unknown key (did you mean 'project_id'?)",
-        ),
-        (
             "broker:\n  type: rabbitmg\n",
             &[],
             "unsupported broker type 'rabbitmg', expected rabbitmq, googlepubsub or stdout (did you mean 'rabbitmq'?)",
@@ -923,8 +898,8 @@ fn invalid_configs_name_every_problem() {
             "password leaked: {found:#?}"
         );
     }
-    // All problems at once, and the error renders one per line.
-    let many = "broker:\n  type: rabbitmq\n  rabbitmq:\n    exchange_type: x\n    prefetch_count: -1\n    queu: q\n";
+    // All problems at once (an unknown key is not one), and the error renders one per line.
+    let many = "broker:\n  type: rabbitmq\n  rabbitmq:\n    exchange_type: x\n    prefetch_count: -1\n    queu: q\n    prefetch_size: -1\n";
     assert_eq!(problems(many, &[]).len(), 4, "{:#?}", problems(many, &[]));
     let text = parse_with(many, &[])
         .err()
@@ -1063,4 +1038,29 @@ async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
         .expect("connect");
     assert_eq!(publisher.heartbeat(), Some(3));
     publisher.close().await.expect("close");
+}
+
+/// As the Go broker library (viper) does, unknown keys are ignored, not fatal: the Go repo's own
+/// example broker.yaml has a `publisher:` section no setting reads. They are listed (with a
+/// suggestion) for the one WARN the loader logs.
+#[test]
+fn unknown_keys_are_ignored_and_listed() {
+    let yaml = "broker:\n  type: rabbitmq\n  rabbit: {}\n  rabbitmq:\n    url: amqp://guest:guest@localhost:5672/\n    \
+                exchange_type: topic\n    exchnage: e\npublisher:\nsubscriber:\n  parallelism: 1\n  \
+                paralelism: 2\nlog_config: false\n";
+    let cfg = parse_with(yaml, &[]).expect("unknown keys are not fatal");
+    assert_eq!(cfg.kind, BrokerKind::RabbitMq);
+    assert_eq!(cfg.rabbitmq.exchange_type, ExchangeType::Topic);
+    assert_eq!(cfg.subscriber.parallelism, 1);
+    assert_eq!(
+        cfg.ignored_keys,
+        [
+            "publisher: unknown key",
+            "broker.rabbit: unknown key (did you mean 'rabbitmq'?)",
+            "broker.rabbitmq.exchnage: unknown key (did you mean 'exchange'?)",
+            "subscriber.paralelism: unknown key (did you mean 'parallelism'?)",
+        ]
+    );
+    let clean = parse_with("broker:\n  type: stdout\n", &[]).expect("valid");
+    assert!(clean.ignored_keys.is_empty());
 }

@@ -1776,3 +1776,290 @@ async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
     assert!(foreign.is_empty(), "third-party debug records: {foreign:?}");
     rig.cleanup().await;
 }
+
+// =============================================================================================
+// BEGIN issue 10 (operator parity): the binary run as the Go chart's Deployment runs it.
+//
+// The Deployment (charts/templates/deployment.yaml of the Go repo, default values) runs the
+// image's entrypoint `/app/sentinel` with args `serve --config=/etc/hyperfleet/config.yaml`,
+// env BROKER_CONFIG_FILE=/etc/hyperfleet/broker.yaml, BROKER_RABBITMQ_URL (from its Secret) and
+// HYPERFLEET_TRACING_ENABLED="false", the rendered ConfigMaps mounted read-only, a read-only
+// root filesystem, and probes on ports 8080 (/healthz, /readyz) and 9090 (/metrics) that the
+// binary's default bind addresses serve. The test runs the rendered files of tests/data/chart
+// at their checked-in paths (the args keep the `--config=` form), substitutes loopback hosts
+// through the env the chart's keys answer to (HYPERFLEET_API_BASE_URL; BROKER_RABBITMQ_URL is
+// the chart's own), a unique HYPERFLEET_BROKER_TOPIC so parallel runs do not share an exchange,
+// and free ports for the two servers (binding :8080 and :9090 here could collide with other
+// test runs; that the defaults are those ports is checked from `serve --help`).
+//
+// "A working directory it cannot write": the tests run as root, for whom a 0555 directory is
+// still writable, so the test checks what matters on a read-only root filesystem instead: the
+// child runs in an empty 0555 directory and must leave it empty (it neither needs nor creates
+// a file in its working directory).
+// =============================================================================================
+
+fn chart_data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/chart")
+        .join(name)
+}
+
+#[test]
+fn chart_probe_ports_are_the_serve_defaults() {
+    let output = sentinel_cmd(&["serve", "--help"], &[])
+        .output()
+        .expect("run sentinel serve --help");
+    let help = String::from_utf8_lossy(&output.stdout);
+    for (flag, default) in [
+        ("--health-server-bindaddress", "[default: :8080]"),
+        ("--metrics-server-bindaddress", "[default: :9090]"),
+    ] {
+        let line = help
+            .lines()
+            .skip_while(|l| !l.contains(flag))
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(line.contains(default), "{flag} {default} in:\n{help}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_runs_as_the_go_charts_deployment_runs_it() {
+    let mut rig = rig().await;
+    // The chart's exchange_type is topic: the sentinel declares its exchange so; bind to all.
+    let topic = rig.exchange("chart");
+    rig.declare(&topic, lapin::ExchangeKind::Topic).await;
+    let queue = rig.bind(&topic, "#", FieldTable::default()).await;
+    let (fleet, due) = process_fleet();
+    let api = fake_api(fleet).await;
+
+    let cwd = TempDir::new();
+    let set_mode = |mode| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cwd.0, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
+    set_mode(0o555);
+    let (health, metrics) = (
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    );
+    let config_flag = format!("--config={}", chart_data("config.yaml").display());
+    let broker_file = chart_data("broker.yaml").display().to_string();
+    let child = sentinel_cmd(
+        &[
+            "serve",
+            &config_flag,
+            &format!("--health-server-bindaddress={health}"),
+            &format!("--metrics-server-bindaddress={metrics}"),
+        ],
+        &[
+            ("BROKER_CONFIG_FILE", &broker_file),
+            ("BROKER_RABBITMQ_URL", RABBIT_URL),
+            ("HYPERFLEET_TRACING_ENABLED", "false"),
+            ("HYPERFLEET_API_BASE_URL", &api.base_url),
+            ("HYPERFLEET_BROKER_TOPIC", &topic),
+        ],
+    )
+    .current_dir(&cwd.0)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn sentinel serve");
+    let mut child = child;
+    let (stdout, out_reader) = collect(child.stdout.take().expect("stdout"));
+    let (stderr, err_reader) = collect(child.stderr.take().expect("stderr"));
+    let mut process = Process {
+        child,
+        stdout,
+        stderr,
+        readers: vec![out_reader, err_reader],
+        health: format!("http://{health}"),
+        metrics: format!("http://{metrics}"),
+    };
+    process.wait_ready().await;
+
+    // Probes: liveness and readiness as the kubelet asks for them.
+    let (code, body) = process.health_get("/healthz").await.expect("healthz");
+    assert_eq!((code, body.as_str()), (200, r#"{"status":"ok"}"#));
+    let (code, _) = process.health_get("/readyz").await.expect("readyz");
+    assert_eq!(code, 200);
+
+    // Events: the two due clusters, as CloudEvents; the source is Go's constant, not the
+    // chart's sentinel.name.
+    let mut published = Vec::new();
+    for _ in 0..due.len() {
+        let msg = rig.next(&queue).await;
+        assert_watermill_properties(&msg);
+        let event: Json = serde_json::from_slice(&msg.data).expect("JSON");
+        assert_eq!(event["type"], "com.redhat.hyperfleet.cluster.reconcile");
+        assert_eq!(event["source"], "hyperfleet-sentinel");
+        let keys: Vec<&str> = event["data"]
+            .as_object()
+            .expect("data")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["generation", "href", "id", "kind"]);
+        published.push(data_id(&msg));
+    }
+    assert_eq!(published, due);
+
+    // Metrics, as the chart's ServiceMonitor scrapes them.
+    let (code, _, text) = get(&format!("{}/metrics", process.metrics)).await;
+    assert_eq!(code, 200);
+    let version = env!("CARGO_PKG_VERSION");
+    let labels = format!(
+        r#"component="sentinel",reason="message decision matched",resource_selector="all",resource_type="clusters",version="{version}""#
+    );
+    assert!(
+        text.contains(&format!("{PUBLISHED}{{{labels}}} 2")),
+        "{labels} missing in\n{text}"
+    );
+    assert!(text.contains(&format!("{LAST_POLL}{{")), "{text}");
+
+    // Pod termination: SIGTERM, exit 0, a clean stop; nothing written to the working directory.
+    process.signal("TERM");
+    let status = process.wait_exit().await;
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+    assert_clean_stop(&process);
+    let left: Vec<_> = std::fs::read_dir(&cwd.0)
+        .expect("read cwd")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the sentinel wrote to its working directory: {left:?}"
+    );
+    set_mode(0o755);
+    rig.cleanup().await;
+}
+
+/// The metric names `sentinel serve` exports, every series made to appear once; a histogram
+/// counts as its `_bucket`, `_sum` and `_count` series.
+fn exported_metric_names() -> Vec<String> {
+    let m = Metrics::new(VERSION, "clusters", &[], "topic");
+    m.published("message decision matched");
+    m.skipped("message decision result is false");
+    m.publish_failed();
+    m.api_error("fetch_error");
+    m.cycle(1, 0.5, Some(1.0));
+    let mut names = Vec::new();
+    for line in m.render().lines() {
+        let mut words = line.split_whitespace();
+        if let (Some("#"), Some("TYPE"), Some(name), Some(kind)) =
+            (words.next(), words.next(), words.next(), words.next())
+        {
+            names.push(name.to_string());
+            if kind == "histogram" {
+                names.extend(["_bucket", "_sum", "_count"].map(|s| format!("{name}{s}")));
+            }
+        }
+    }
+    names
+}
+
+/// The sentinel metric names an expression uses.
+fn queried_metrics(expr: &str) -> Vec<String> {
+    let name = regex::Regex::new(r"\bhyperfleet_[a-z_]+").expect("regex");
+    name.find_iter(expr)
+        .map(|m| m.as_str().to_string())
+        .collect()
+}
+
+fn docs(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn alert_rules_and_dashboard_query_only_exported_metrics() {
+    let exported = exported_metric_names();
+    assert!(exported.len() >= 9, "{exported:?}");
+    let unknown = |exprs: &[String]| -> Vec<String> {
+        exprs
+            .iter()
+            .flat_map(|e| queried_metrics(e))
+            .filter(|n| !exported.contains(n))
+            .collect()
+    };
+
+    let rules: serde_yaml::Value =
+        serde_yaml::from_str(&docs("prometheus-rules.yaml")).expect("prometheus-rules.yaml parses");
+    assert_eq!(rules["kind"].as_str(), Some("PrometheusRule"));
+    let alerts = rules["spec"]["groups"][0]["rules"]
+        .as_sequence()
+        .expect("rules");
+    let runbook = docs("runbook.md");
+    let mut exprs = Vec::new();
+    for alert in alerts {
+        let name = alert["alert"].as_str().expect("alert name");
+        let expr = alert["expr"].as_str().expect("expr").to_string();
+        assert!(
+            name == "SentinelDown" || !queried_metrics(&expr).is_empty(),
+            "{name}: {expr}"
+        );
+        assert!(
+            runbook.contains(&format!("\n## {name}\n")),
+            "runbook.md has no section for {name}"
+        );
+        let anchor = format!("docs/runbook.md#{}", name.to_lowercase());
+        assert_eq!(
+            alert["annotations"]["runbook_url"].as_str(),
+            Some(anchor.as_str())
+        );
+        exprs.push(expr);
+    }
+    assert_eq!(alerts.len(), 8, "the Go chart's eight alerts");
+    assert_eq!(
+        unknown(&exprs),
+        Vec::<String>::new(),
+        "prometheus-rules.yaml"
+    );
+
+    let dashboard: Json = serde_json::from_str(&docs("grafana-dashboard.json"))
+        .expect("grafana-dashboard.json parses");
+    let mut exprs = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            exprs.push(target["expr"].as_str().expect("expr").to_string());
+        }
+    }
+    if let Some(vars) = dashboard["templating"]["list"].as_array() {
+        exprs.extend(
+            vars.iter()
+                .filter_map(|v| v["query"].as_str().map(String::from)),
+        );
+    }
+    assert!(exprs.len() >= 8, "{exprs:?}");
+    assert_eq!(
+        unknown(&exprs),
+        Vec::<String>::new(),
+        "grafana-dashboard.json"
+    );
+
+    // The reference lists every metric family.
+    let reference = docs("metrics.md");
+    for name in exported
+        .iter()
+        .filter(|n| !n.ends_with("_bucket") && !n.ends_with("_sum") && !n.ends_with("_count"))
+    {
+        assert!(
+            reference.contains(&format!("`{name}`")),
+            "metrics.md lacks {name}"
+        );
+    }
+}
+
+#[test]
+fn the_metric_guard_can_fail() {
+    let exported = exported_metric_names();
+    let bogus = queried_metrics("rate(hyperfleet_sentinel_no_such_thing_total[5m]) > 0");
+    assert_eq!(bogus, ["hyperfleet_sentinel_no_such_thing_total"]);
+    assert!(!exported.contains(&bogus[0]));
+}
+
+// END issue 10 (operator parity).
+// =============================================================================================

@@ -7,6 +7,7 @@
 //! published event; so the event counts below are exact consequences of the rules, never of
 //! timing. The rules are the default ones with a 5 s debounce and a 60 s stale window.
 
+use sentinel::sentinel::broker::config::ExchangeType;
 use sentinel::sim::adapters::AdapterSpec;
 use sentinel::sim::api::{Collection, sample_id};
 use sentinel::sim::clock::{ManualClock, parse_time};
@@ -74,6 +75,8 @@ fn broker(rabbit: bool) -> BrokerChoice {
         false => BrokerChoice::InProcess,
         true => BrokerChoice::RabbitMq {
             url: DEFAULT_RABBITMQ_URL.into(),
+            exchange_type: ExchangeType::Fanout,
+            routing_key: String::new(),
         },
     }
 }
@@ -572,4 +575,106 @@ async fn status_patch_and_delete_endpoints_follow_the_contract() {
     let too_big = http.get(format!("{base}?size=101")).send().await.unwrap();
     assert_eq!(too_big.status(), 400);
     sim.shutdown().await;
+}
+
+/// `simulate --api-only --broker rabbitmq` for a sentinel in another process: the exchange is
+/// declared with the type of that sentinel's broker.yaml (here the chart's `topic`), so the
+/// sentinel's own declaration agrees and its events reach the adapters; and the fleet keeps
+/// being served after it converges (until interrupted), since the sentinel under test still
+/// polls it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_only_serves_past_convergence_on_the_sentinels_exchange_type() {
+    use lapin::options::{BasicPublishOptions, ExchangeDeclareOptions, ExchangeDeleteOptions};
+    use lapin::types::FieldTable;
+    use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
+
+    let options = SimOptions {
+        clusters: 3,
+        cluster_adapters: adapters(&["validation", "dns"]),
+        broker: BrokerChoice::RabbitMq {
+            url: DEFAULT_RABBITMQ_URL.into(),
+            exchange_type: ExchangeType::Topic,
+            routing_key: String::new(),
+        },
+        topic_prefix: format!("sentinel-simulate-test-{}", uuid::Uuid::now_v7()),
+        config_yaml: RULES.into(),
+        sentinel: false,
+        ..SimOptions::default()
+    };
+    let sim = Simulation::start(options)
+        .await
+        .expect("starts (RabbitMQ on 5672?)");
+    let topic = sim.topic(Collection::Clusters).unwrap().to_string();
+    let fleet = sim.fleet().clone();
+    let base_url = sim.base_url().to_string();
+    let run_options = RunOptions {
+        duration: None,
+        cycles: None,
+        change: None,
+        progress: ProgressStyle::Quiet,
+    };
+    let run = run::run(sim, run_options);
+    tokio::pin!(run);
+    let sentinel_side = async {
+        // The sentinel under test, as its publisher does: declare (durable, type topic), publish.
+        let conn = Connection::connect(
+            "amqp://guest:guest@127.0.0.1:5672/%2f",
+            ConnectionProperties::default(),
+        )
+        .await
+        .expect("connect");
+        let channel = conn.create_channel().await.expect("channel");
+        let durable = ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        channel
+            .exchange_declare(
+                topic.as_str().into(),
+                ExchangeKind::Topic,
+                durable,
+                FieldTable::default(),
+            )
+            .await
+            .expect("the sentinel's declaration (type topic) agrees with the simulation's");
+        for i in 0..3 {
+            let body =
+                json!({"data": {"id": sample_id(Collection::Clusters, i), "kind": "Cluster"}});
+            channel
+                .basic_publish(
+                    topic.as_str().into(),
+                    "".into(),
+                    BasicPublishOptions::default(),
+                    body.to_string().as_bytes(),
+                    BasicProperties::default(),
+                )
+                .await
+                .expect("publish")
+                .await
+                .expect("confirm");
+        }
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !fleet.progress(Collection::Clusters).converged() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the adapters never heard the events"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Converged; the run used to end within a progress tick (250 ms) of this.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let listing = reqwest::get(format!("{base_url}/api/hyperfleet/v1/clusters"))
+            .await
+            .expect("the fake API still answers");
+        assert!(listing.status().is_success());
+        (conn, channel)
+    };
+    let (conn, channel) = tokio::select! {
+        summary = &mut run => panic!("the API went away once the fleet converged: {summary:?}"),
+        sides = sentinel_side => sides,
+    };
+    let _ = channel
+        .exchange_delete(topic.as_str().into(), ExchangeDeleteOptions::default())
+        .await;
+    let _ = conn.close(200, "done".into()).await;
 }

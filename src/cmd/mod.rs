@@ -53,10 +53,11 @@ pub mod simulate;
 /// The crate version, for `--version` and the User-Agent.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// `sentinel version`: version, commit and build date.
+/// `sentinel version`: the Go sentinel's three lines (`Version:`, `Commit:`, `Build Date:`,
+/// values aligned as Go prints them), then which implementation this is.
 pub fn version_text() -> String {
     format!(
-        "sentinel {VERSION}\ncommit: {}\nbuilt: {}",
+        "Version:    {VERSION}\nCommit:     {}\nBuild Date: {}\nImplementation: sentinel (Rust)",
         env!("SENTINEL_COMMIT"),
         env!("SENTINEL_BUILD_DATE")
     )

@@ -109,6 +109,7 @@ pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
     let config = config::load(&args.flags, &config::process_env)?;
     logging::init(&log_settings(&config));
     log_start(&config);
+    config.warnings.iter().for_each(|w| tracing::warn!("{w}"));
     if config.debug_config {
         info!("Loaded configuration:\n{}", config::dump(&config));
     }

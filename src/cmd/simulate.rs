@@ -5,7 +5,9 @@
 //! sentinel running elsewhere.
 
 use super::CmdError;
-use crate::sentinel::config::ConfigFlags;
+use crate::sentinel::broker::BrokerError;
+use crate::sentinel::broker::config::{self as broker_config, ExchangeType};
+use crate::sentinel::config::{self, ConfigFlags};
 use crate::sentinel::logging::{self, LogSettings};
 use crate::sim::adapters::{AdapterSpec, default_adapters, parse_duration};
 use crate::sim::api::Collection;
@@ -63,6 +65,12 @@ pub struct SimulateArgs {
     /// The RabbitMQ URL for --broker rabbitmq.
     #[arg(long, default_value = DEFAULT_RABBITMQ_URL, value_name = "URL")]
     pub rabbitmq_url: String,
+    /// The type of the exchange for --broker rabbitmq: direct, fanout, topic or headers. It
+    /// must be the sentinel's (RabbitMQ refuses a second declaration with another type).
+    /// Default: `broker.rabbitmq.exchange_type` of the broker configuration `sentinel serve`
+    /// would load here (BROKER_CONFIG_FILE, broker.yaml, BROKER_* env), else fanout.
+    #[arg(long, value_name = "TYPE")]
+    pub exchange_type: Option<String>,
     /// Topics are {prefix}-clusters and {prefix}-nodepools.
     #[arg(long, default_value = "sentinel-simulate", value_name = "PREFIX")]
     pub topic_prefix: String,
@@ -215,9 +223,14 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
     };
     let broker = match args.broker {
         BrokerArg::InProcess => BrokerChoice::InProcess,
-        BrokerArg::Rabbitmq => BrokerChoice::RabbitMq {
-            url: args.rabbitmq_url.clone(),
-        },
+        BrokerArg::Rabbitmq => {
+            let (exchange_type, routing_key) = rabbit_exchange(args.exchange_type.as_deref())?;
+            BrokerChoice::RabbitMq {
+                url: args.rabbitmq_url.clone(),
+                exchange_type,
+                routing_key,
+            }
+        }
     };
     // In-process queues cannot hear a sentinel in another process.
     let adapters = !(args.no_adapters || args.api_only && broker == BrokerChoice::InProcess);
@@ -266,4 +279,71 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
         progress,
     };
     Ok((options, run_options))
+}
+
+/// The exchange type and routing key the sentinel under test publishes with: from its broker
+/// configuration when one is found (the type overridden by `--exchange-type`), else fanout and
+/// the empty key, the broker library's defaults.
+fn rabbit_exchange(flag: Option<&str>) -> Result<(ExchangeType, String), CmdError> {
+    let input = |message: String| CmdError::Input {
+        origin: "simulate".into(),
+        message,
+    };
+    let (mut kind, routing_key) = match broker_config::load(&config::process_env) {
+        Ok(cfg) => (cfg.rabbitmq.exchange_type, cfg.rabbitmq.routing_key),
+        Err(BrokerError::NotFound { .. }) => (ExchangeType::Fanout, String::new()),
+        Err(e) if flag.is_some() => {
+            tracing::warn!("broker configuration not used: {e}");
+            (ExchangeType::Fanout, String::new())
+        }
+        Err(e) => {
+            let lines: Vec<String> = e
+                .to_string()
+                .lines()
+                .map(str::trim)
+                .map(String::from)
+                .collect();
+            return Err(input(format!(
+                "cannot read the sentinel's broker configuration for the exchange type (pass \
+                 --exchange-type): {}",
+                lines.join("; ")
+            )));
+        }
+    };
+    if let Some(text) = flag {
+        kind = match text.trim().to_ascii_lowercase().as_str() {
+            "direct" => ExchangeType::Direct,
+            "fanout" => ExchangeType::Fanout,
+            "topic" => ExchangeType::Topic,
+            "headers" => ExchangeType::Headers,
+            _ => {
+                return Err(input(format!(
+                    "--exchange-type {text:?}: expected direct, fanout, topic or headers"
+                )));
+            }
+        };
+    }
+    Ok((kind, routing_key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchange_type_flag_is_one_of_the_amqp_types() {
+        for (text, kind) in [
+            ("topic", ExchangeType::Topic),
+            (" Fanout ", ExchangeType::Fanout),
+            ("direct", ExchangeType::Direct),
+            ("headers", ExchangeType::Headers),
+        ] {
+            assert_eq!(rabbit_exchange(Some(text)).map(|(k, _)| k).ok(), Some(kind));
+        }
+        let err = rabbit_exchange(Some("x-delayed")).map(|(k, _)| k);
+        assert!(
+            matches!(&err, Err(CmdError::Input { message, .. }) if message.contains("expected direct, fanout, topic or headers")),
+            "{err:?}"
+        );
+    }
 }

@@ -4,13 +4,15 @@
 //! - [`InProcessBroker`]: a [`MessageSink`] for [`crate::sentinel::broker::MemoryPublisher`]
 //!   that copies each message into every adapter's queue (a fanout exchange in memory).
 //! - [`RabbitQueues`]: real RabbitMQ queues `{topic}-{adapter}` bound to the exchange the
-//!   sentinel publishes to (named after the topic, fanout, durable, as the publisher declares
-//!   it), whose deliveries are forwarded to the adapters' queues.
+//!   sentinel publishes to (named after the topic, durable, of the type the sentinel's
+//!   broker.yaml names, as its publisher declares it), whose deliveries are forwarded to the
+//!   adapters' queues. Each queue is bound so it hears every event whatever the type.
 //!
 //! Invariant: each queue receives each event once, in publish order; `delivered` counts events,
 //! not copies.
 
 use crate::sentinel::broker::MessageSink;
+use crate::sentinel::broker::config::ExchangeType;
 use crate::sim::adapters::Message;
 use lapin::options::{
     BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
@@ -22,6 +24,39 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// The exchange the sentinel publishes to, as its broker.yaml describes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Exchange<'a> {
+    /// The exchange name (the topic).
+    pub name: &'a str,
+    /// Its type; declaring it with another type than the sentinel's fails both.
+    pub kind: ExchangeType,
+    /// The routing key the sentinel publishes with.
+    pub routing_key: &'a str,
+}
+
+impl Exchange<'_> {
+    /// The binding key that delivers every event the sentinel publishes: any for fanout and
+    /// headers (no header conditions match everything), `#` for topic, the publisher's key for
+    /// direct.
+    fn binding_key(&self) -> &str {
+        match self.kind {
+            ExchangeType::Fanout | ExchangeType::Headers => "",
+            ExchangeType::Topic => "#",
+            ExchangeType::Direct => self.routing_key,
+        }
+    }
+
+    fn lapin_kind(&self) -> ExchangeKind {
+        match self.kind {
+            ExchangeType::Direct => ExchangeKind::Direct,
+            ExchangeType::Fanout => ExchangeKind::Fanout,
+            ExchangeType::Topic => ExchangeKind::Topic,
+            ExchangeType::Headers => ExchangeKind::Headers,
+        }
+    }
+}
 
 /// An in-memory fanout exchange feeding one queue per adapter.
 #[derive(Debug)]
@@ -81,12 +116,12 @@ pub struct RabbitQueues {
 }
 
 impl RabbitQueues {
-    /// Declares the exchange `topic` (fanout, durable, as the sentinel's publisher does), one
-    /// queue `{topic}-{adapter}` per adapter (emptied, deleted once unused) bound to it, and
-    /// starts consuming. Gives the receiving ends in the order of `adapters`.
+    /// Declares `exchange` (durable, of its type, as the sentinel's publisher does), one queue
+    /// `{name}-{adapter}` per adapter (emptied, deleted once unused) bound to it, and starts
+    /// consuming. Gives the receiving ends in the order of `adapters`.
     pub async fn bind(
         url: &str,
-        topic: &str,
+        exchange: &Exchange<'_>,
         adapters: &[String],
     ) -> Result<(RabbitQueues, Vec<mpsc::UnboundedReceiver<Message>>), RabbitSetupError> {
         let masked = crate::sentinel::broker::config::mask_url(url);
@@ -98,6 +133,7 @@ impl RabbitQueues {
                 reason: e.to_string(),
             }
         };
+        let topic = exchange.name;
         let lapin_url = lapin_url(url);
         let connecting = Connection::connect(&lapin_url, ConnectionProperties::default());
         let conn = match tokio::time::timeout(Duration::from_secs(10), connecting).await {
@@ -121,7 +157,7 @@ impl RabbitQueues {
             channel
                 .exchange_declare(
                     topic.into(),
-                    ExchangeKind::Fanout,
+                    exchange.lapin_kind(),
                     durable,
                     FieldTable::default(),
                 )
@@ -144,7 +180,7 @@ impl RabbitQueues {
                 .queue_bind(
                     queue.as_str().into(),
                     topic.into(),
-                    "".into(),
+                    exchange.binding_key().into(),
                     QueueBindOptions::default(),
                     FieldTable::default(),
                 )

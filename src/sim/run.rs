@@ -32,7 +32,8 @@ pub enum ProgressStyle {
 /// When a run ends and what it does on the way.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Give up after this long (None: run until converged, the cycles are done, or Ctrl-C).
+    /// Give up after this long (None: run until converged, the cycles are done, or Ctrl-C;
+    /// without sentinels of its own, as `--api-only` runs, until Ctrl-C).
     pub duration: Option<Duration>,
     /// Stop each sentinel after this many cycles (then wait for the adapters and end).
     pub cycles: Option<u64>,
@@ -200,7 +201,10 @@ pub async fn run(mut sim: Simulation, options: RunOptions) -> Summary {
         printer.show(elapsed, published, progress, stats.last_ms);
         let timed_out = options.duration.is_some_and(|d| started.elapsed() >= d);
         let cycles_done = options.cycles.is_some() && drivers_done;
-        if phase == Phase::Done || timed_out || cycles_done {
+        // Serving the API to a sentinel elsewhere (`--api-only`) goes on after convergence:
+        // only the time limit or an interrupt ends it.
+        let done = phase == Phase::Done && sim.options.sentinel;
+        if done || timed_out || cycles_done {
             break;
         }
     }

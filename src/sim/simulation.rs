@@ -62,6 +62,13 @@ pub enum BrokerChoice {
     RabbitMq {
         /// The AMQP URL, broker.yaml syntax.
         url: String,
+        /// The type the exchange is declared with, by the queues and by the simulation's own
+        /// sentinels: that of the broker.yaml of the sentinel under test (`exchange_type`), so
+        /// their declarations agree.
+        exchange_type: ExchangeType,
+        /// The routing key the sentinel publishes with (`routing_key`); a `direct` exchange's
+        /// queues are bound with it.
+        routing_key: String,
     },
 }
 
@@ -493,8 +500,17 @@ async fn start_lane(
             let (broker, receivers) = InProcessBroker::new(specs.len());
             (Queues::InProcess(broker), receivers)
         }
-        BrokerChoice::RabbitMq { url } => {
-            let (queues, receivers) = RabbitQueues::bind(url, &topic, &names).await?;
+        BrokerChoice::RabbitMq {
+            url,
+            exchange_type,
+            routing_key,
+        } => {
+            let exchange = super::broker::Exchange {
+                name: &topic,
+                kind: *exchange_type,
+                routing_key,
+            };
+            let (queues, receivers) = RabbitQueues::bind(url, &exchange, &names).await?;
             let url = url.clone();
             (Queues::Rabbit { queues, url }, receivers)
         }
@@ -535,9 +551,18 @@ async fn daemon(
     let publisher = match queues {
         Queues::InProcess(broker) => Publisher::Memory(MemoryPublisher::new(broker.clone())),
         Queues::Rabbit { url, .. } => {
+            let (exchange_type, routing_key) = match &options.broker {
+                BrokerChoice::RabbitMq {
+                    exchange_type,
+                    routing_key,
+                    ..
+                } => (*exchange_type, routing_key.clone()),
+                BrokerChoice::InProcess => (ExchangeType::Fanout, String::new()),
+            };
             let rabbit = RabbitConfig {
                 url: url.clone(),
-                exchange_type: ExchangeType::Fanout,
+                exchange_type,
+                routing_key,
                 publisher_confirm: true,
                 ..RabbitConfig::default()
             };

@@ -7,8 +7,10 @@
 //! upper case with dots as underscores (`broker.rabbitmq.url` → `BROKER_RABBITMQ_URL`), as
 //! viper's `AutomaticEnv` does; empty variables count as unset.
 //!
-//! Invariant: unlike the Go library, unknown keys are errors (with a "did you mean" suggestion),
-//! and a URL's password never appears in an error message or in [`BrokerConfig::masked`].
+//! Invariant: as in the Go library (viper ignores them), unknown keys are not errors: they are
+//! collected in [`BrokerConfig::ignored_keys`] (with a "did you mean" suggestion) and logged as
+//! one WARN, so the Go repo's own example broker.yaml (with its `publisher:` section) loads. A
+//! URL's password never appears in an error message or in [`BrokerConfig::masked`].
 
 use super::BrokerError;
 use crate::cel::diag::nearest;
@@ -152,6 +154,10 @@ pub struct BrokerConfig {
     pub googlepubsub: PubSubConfig,
     /// `subscriber`.
     pub subscriber: SubscriberConfig,
+    /// Keys the file holds that no setting reads (`publisher`, a misspelling), as
+    /// `path: unknown key (did you mean '…'?)`, in document order; ignored like Go ignores them.
+    #[serde(skip)]
+    pub ignored_keys: Vec<String>,
 }
 
 impl BrokerConfig {
@@ -216,6 +222,15 @@ pub fn load_from(tried: &[PathBuf], env: Env) -> Result<BrokerConfig, BrokerErro
 
 fn finish(result: Result<BrokerConfig, BrokerError>) -> Result<BrokerConfig, BrokerError> {
     if let Ok(cfg) = &result
+        && !cfg.ignored_keys.is_empty()
+    {
+        tracing::warn!(
+            origin = %cfg.origin,
+            "broker configuration: ignoring unknown keys: {}",
+            cfg.ignored_keys.join("; ")
+        );
+    }
+    if let Ok(cfg) = &result
         && cfg.log_config
     {
         tracing::info!(origin = %cfg.origin, config = %cfg.masked(), "broker configuration");
@@ -261,6 +276,7 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
     let mut r = Reader {
         env,
         problems: Vec::new(),
+        ignored: Vec::new(),
     };
     let root: Value = match serde_yaml::from_str(text) {
         Ok(v) => v,
@@ -280,6 +296,7 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
         rabbitmq: r.rabbit(broker.and_then(|m| m.get("rabbitmq"))),
         googlepubsub: pubsub::read(&mut r, broker.and_then(|m| m.get("googlepubsub"))),
         subscriber: r.subscriber(top.and_then(|m| m.get("subscriber"))),
+        ignored_keys: std::mem::take(&mut r.ignored),
     };
     match kind {
         Some(BrokerKind::RabbitMq) => validate_rabbit(&mut r.problems, &cfg.rabbitmq),
@@ -332,6 +349,8 @@ fn validate_rabbit(problems: &mut Vec<String>, rabbit: &RabbitConfig) {
 struct Reader<'a> {
     env: Env<'a>,
     problems: Vec<String>,
+    /// Unknown keys, ignored as the Go library ignores them.
+    ignored: Vec<String>,
 }
 
 /// Joins a section path and a key: ("broker", "type") → "broker.type".
@@ -344,7 +363,8 @@ fn join(section: &str, key: &str) -> String {
 }
 
 impl<'a> Reader<'a> {
-    /// The mapping at `value` (None for absent or null), reporting unknown keys and non-mappings.
+    /// The mapping at `value` (None for absent or null), noting unknown keys and reporting
+    /// non-mappings.
     fn section<'v>(
         &mut self,
         value: Option<&'v Value>,
@@ -376,7 +396,7 @@ impl<'a> Reader<'a> {
                 if let Some(near) = nearest(key, keys.iter().copied()) {
                     msg.push_str(&format!(" (did you mean '{near}'?)"));
                 }
-                self.problems.push(msg);
+                self.ignored.push(msg);
             }
         }
         Some(map)

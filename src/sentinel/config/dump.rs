@@ -2,14 +2,15 @@
 //! `debug_config` startup log.
 //!
 //! Invariant: the output uses the file's key names and Go duration strings, so loading it again
-//! gives the same [`Config`] (with no flags or env vars set).
+//! gives the same [`Config`] (with no flags or env vars set), except that a config without
+//! `message_decision` comes back with the built-in rules written out: the same rules.
 
-use super::{Config, MessageData, MessageDecisionConfig};
+use super::{Config, MessageData, MessageDecisionConfig, ParamConfig};
 use serde_yaml::{Mapping, Value};
 use std::time::Duration;
 
-/// The configuration as a YAML document, keys in the Go sentinel's order; `auth` and
-/// `message_decision` appear only when set. `message_data` leaves are written as their CEL text,
+/// The configuration as a YAML document, keys in the Go sentinel's order; `auth` appears only
+/// when set, `message_decision` always (the built-in rules when the file has none, as in Go). `message_data` leaves are written as their CEL text,
 /// so a number given as `count: 3` comes back as `count: '3'`, which is the same expression.
 pub fn dump(config: &Config) -> String {
     let api = &config.clients.hyperfleet_api;
@@ -53,9 +54,12 @@ pub fn dump(config: &Config) -> String {
         ("clients", clients),
         ("message_data", message_data(&config.message_data)),
     ];
-    if let Some(decision) = &config.message_decision {
-        root.push(("message_decision", message_decision(decision)));
-    }
+    // As Go's config-dump does, the built-in rules are printed when the file has none.
+    let decision = config
+        .message_decision
+        .clone()
+        .unwrap_or_else(default_decision);
+    root.push(("message_decision", message_decision(&decision)));
     root.extend([
         ("resource_selector", Value::Sequence(selectors.collect())),
         ("poll_interval", duration(config.poll_interval)),
@@ -65,6 +69,22 @@ pub fn dump(config: &Config) -> String {
     // Serializing a plain value tree has no failure mode in practice; say so rather than panic.
     serde_yaml::to_string(&mapping(root))
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"))
+}
+
+/// The decision engine's built-in rules in the config's shape.
+fn default_decision() -> MessageDecisionConfig {
+    let rules = crate::decision::DecisionSource::default_rules();
+    MessageDecisionConfig {
+        params: rules
+            .params
+            .into_iter()
+            .map(|p| ParamConfig {
+                name: p.name,
+                expr: p.expr,
+            })
+            .collect(),
+        result: rules.result,
+    }
 }
 
 fn text(s: &str) -> Value {

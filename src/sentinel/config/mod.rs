@@ -33,8 +33,8 @@
 //!   request paths.
 //! - `clients.hyperfleet_api.base_url` may carry a path prefix but neither a query nor a fragment;
 //!   surrounding spaces and trailing slashes are removed.
-//! - A `resource_selector` entry needs a non-empty `label` (Go silently skipped such entries);
-//!   `value` may be empty.
+//! - A `resource_selector` entry with an empty or missing `label` is dropped, as in Go, and
+//!   reported in [`Config::warnings`] (Go drops it silently); `value` may be empty.
 //! - Setting `HYPERFLEET_API_AUTH_TOKEN_PATH` or `HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL` turns
 //!   `clients.hyperfleet_api.auth` on, as in Go; `auth:` left null counts as absent.
 
@@ -81,6 +81,9 @@ pub struct Config {
     pub debug_config: bool,
     /// `tracing_enabled`: OpenTelemetry tracing switch, accepted for compatibility. Default true.
     pub tracing_enabled: bool,
+    /// What the file holds that was accepted but ignored (an empty-label `resource_selector`
+    /// entry), one `file: path: what` line each; `serve` logs them as WARN once logging is up.
+    pub warnings: Vec<String>,
 }
 
 /// `sentinel`.
@@ -433,7 +436,12 @@ fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Conf
         raw.set_override(o);
     }
     match validate::build(&raw, &mut problems) {
-        Some(config) if problems.is_empty() => Ok(config),
+        Some(mut config) if problems.is_empty() => {
+            for warning in &mut config.warnings {
+                *warning = format!("{file}: {warning}");
+            }
+            Ok(config)
+        }
         _ => {
             sort_like_document(&mut problems, &document);
             Err(ConfigError::Invalid {

@@ -28,6 +28,8 @@ pub(super) struct Raw {
     pub resource_selector: Vec<LabelSelector>,
     pub message_data: Option<MessageData>,
     pub message_decision: Option<MessageDecisionConfig>,
+    /// What was accepted but ignored, as `path: what` lines.
+    pub warnings: Vec<String>,
 }
 
 impl Raw {
@@ -339,7 +341,13 @@ impl Reader<'_> {
                     _ => self.unknown_key(&child, &key, &["label", "value"]),
                 }
             }
-            let label = self.required_text(label, &join(&item_path, "label"));
+            // Like Go, an entry without a label selects nothing and is dropped; unlike Go, we say so.
+            let Some(label) = label.filter(|l| !l.trim().is_empty()) else {
+                self.raw.warnings.push(format!(
+                    "{item_path}: entry with an empty label dropped (as the Go sentinel does)"
+                ));
+                continue;
+            };
             selectors.push(LabelSelector {
                 label,
                 value: value.unwrap_or_default(),
@@ -411,7 +419,7 @@ impl Reader<'_> {
                 .position(|p| !name.is_empty() && p.name == name)
             {
                 let message =
-                    format!("duplicate param name {name:?}, first defined at {path}[{first}]");
+                    format!("param {name:?} is defined more than once, first at {path}[{first}]");
                 self.problem(&name_path, message);
             }
             let expr = self.required_text(expr, &join(&item_path, "expr"));

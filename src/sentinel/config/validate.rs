@@ -45,6 +45,7 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
         message_decision: raw.message_decision.clone(),
         debug_config: c.flag(Key::DebugConfig).unwrap_or(false),
         tracing_enabled: c.flag(Key::TracingEnabled).unwrap_or(true),
+        warnings: raw.warnings.clone(),
     })
 }
 
@@ -110,7 +111,13 @@ impl Checker<'_> {
             Some(flag) => format!("set it in the file, with {flag} or with {}", spec.env),
             None => format!("set it in the file or with {}", spec.env),
         };
-        self.report(key, format!("required; {how}"));
+        // The Go sentinel's wording for the one required key it names ("token_path is
+        // required"), so operators searching for it find it.
+        let what = match key {
+            Key::TokenPath => "token_path is required",
+            _ => "required",
+        };
+        self.report(key, format!("{what}; {how}"));
     }
 
     fn text(&self, key: Key) -> Option<String> {
@@ -225,14 +232,14 @@ impl Checker<'_> {
                 PathBuf::new()
             }
             Some(path) if path.trim().is_empty() => {
-                self.report(Key::TokenPath, "must not be empty");
+                self.report(Key::TokenPath, "token_path is required; must not be empty");
                 PathBuf::new()
             }
             Some(path) => {
                 if !std::path::Path::new(&path).is_absolute() {
                     self.report(
                         Key::TokenPath,
-                        format!("must be an absolute path, got {path:?}"),
+                        format!("token_path must be an absolute path, got {path:?}"),
                     );
                 }
                 PathBuf::from(path)
@@ -240,7 +247,10 @@ impl Checker<'_> {
         };
         let ttl = self.nanos(Key::TokenCacheTtl).unwrap_or(0);
         if ttl < 0 {
-            let message = format!("must not be negative, got {}", signed_go_duration(ttl));
+            let message = format!(
+                "token_cache_ttl must not be negative, got {}",
+                signed_go_duration(ttl)
+            );
             self.report(Key::TokenCacheTtl, message);
         }
         Some(AuthConfig {
@@ -253,7 +263,7 @@ impl Checker<'_> {
         let level = self.choice(
             Key::LogLevel,
             LogLevel::Info,
-            "debug, info, warn, error",
+            ("log level", "debug, info, warn, error"),
             |s| match s {
                 "debug" => Some(LogLevel::Debug),
                 "info" => Some(LogLevel::Info),
@@ -262,15 +272,20 @@ impl Checker<'_> {
                 _ => None,
             },
         );
-        let format = self.choice(Key::LogFormat, LogFormat::Json, "json, text", |s| match s {
-            "json" => Some(LogFormat::Json),
-            "text" => Some(LogFormat::Text),
-            _ => None,
-        });
+        let format = self.choice(
+            Key::LogFormat,
+            LogFormat::Json,
+            ("log format", "json, text"),
+            |s| match s {
+                "json" => Some(LogFormat::Json),
+                "text" => Some(LogFormat::Text),
+                _ => None,
+            },
+        );
         let output = self.choice(
             Key::LogOutput,
             LogOutput::Stdout,
-            "stdout, stderr",
+            ("log output", "stdout, stderr"),
             |s| match s {
                 "stdout" => Some(LogOutput::Stdout),
                 "stderr" => Some(LogOutput::Stderr),
@@ -285,12 +300,13 @@ impl Checker<'_> {
     }
 
     /// One of a few words, matched case-insensitively without surrounding spaces; empty means
-    /// the default.
+    /// the default. `(what, words)` name the setting as Go's logger does (`unknown log output`)
+    /// and list the words.
     fn choice<T: Copy>(
         &mut self,
         key: Key,
         default: T,
-        words: &str,
+        (what, words): (&str, &str),
         pick: impl Fn(&str) -> Option<T>,
     ) -> T {
         let Some(text) = self.text(key) else {
@@ -301,7 +317,10 @@ impl Checker<'_> {
             return default;
         }
         pick(&word).unwrap_or_else(|| {
-            self.report(key, format!("must be one of {words}, got {text:?}"));
+            self.report(
+                key,
+                format!("unknown {what} {text:?}; must be one of {words}"),
+            );
             default
         })
     }
