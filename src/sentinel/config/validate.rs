@@ -31,6 +31,7 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
     let topic = c.text(Key::Topic).unwrap_or_default();
     let log = c.log();
     let message_data = c.message_data();
+    check_label_keys(&raw.resource_selector, c.problems);
     Some(Config {
         sentinel,
         resource_type,
@@ -46,6 +47,25 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
         debug_config: c.flag(Key::DebugConfig).unwrap_or(false),
         tracing_enabled: c.flag(Key::TracingEnabled).unwrap_or(true),
     })
+}
+
+/// Reports selector label keys with characters outside `[A-Za-z0-9._/-]`: the API's search
+/// language would read them as syntax (a key holding ` or ` turns the search's AND into an OR).
+/// Values are quoted and escaped, so any value is fine; an empty key is reported elsewhere.
+fn check_label_keys(selectors: &[super::LabelSelector], problems: &mut Vec<Problem>) {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-');
+    for (i, selector) in selectors.iter().enumerate() {
+        if !selector.label.is_empty() && !selector.label.chars().all(allowed) {
+            problems.push(Problem {
+                path: format!("resource_selector[{i}].label"),
+                message: format!(
+                    "label key {:?} may contain only letters, digits, `.`, `_`, `/` and `-`",
+                    selector.label
+                ),
+                source: None,
+            });
+        }
+    }
 }
 
 /// Whether `text` is one URL path segment of RFC 3986 unreserved characters.
