@@ -9,25 +9,26 @@
 //!   resources are dropped once the caller is done with it;
 //! - a retriable failure retries the failing page only, never the pages already yielded;
 //! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
-//!   page requests: an insertion ahead of the cursor pushes items from one page onto the next,
-//!   so a page's ids are checked against the ids of the [`DEDUPE_WINDOW`] pages before it (a
-//!   window, not every id of the cycle, so that memory stays bounded for a million resources).
+//!   page requests (an insertion ahead of the cursor pushes items from one page onto the next,
+//!   however many pages later): every id yielded is remembered as a 64-bit hash for the whole
+//!   listing, 8 bytes per id (16 while merging), so a million resources cost 8 to 16 MB. A hash
+//!   collision can only skip a resource for one cycle (see `seen.rs`).
 
 mod error;
 mod query;
 mod retry;
+mod seen;
 mod token;
 
 pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError};
 
-/// How many preceding pages' ids a page is de-duplicated against.
-pub const DEDUPE_WINDOW: usize = 4;
 pub use query::search_from_selector;
 pub use retry::Backoff;
 
 use crate::resource::Resource;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
-use std::collections::{HashSet, VecDeque};
+use seen::SeenIds;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,7 +156,7 @@ impl ApiClient {
             next_number: 1,
             in_flight: VecDeque::new(),
             received: 0,
-            recent_ids: VecDeque::new(),
+            seen: SeenIds::new(),
             done: false,
         }
     }
@@ -269,7 +270,7 @@ pub struct Pager {
     next_number: u32,
     in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
     received: u64,
-    recent_ids: VecDeque<HashSet<Arc<str>>>,
+    seen: SeenIds,
     done: bool,
 }
 
@@ -332,21 +333,14 @@ impl Pager {
         value
     }
 
-    /// Drops resources whose id one of the last [`DEDUPE_WINDOW`] pages yielded (resources
-    /// without an id are kept).
+    /// Drops resources whose id this pager already yielded, on this page or any before it
+    /// (resources without an id are kept).
     fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
         let before = items.len();
-        let mut ids = HashSet::with_capacity(items.len());
         items.retain(|r| match &r.id {
-            Ok(id) if !id.is_empty() => {
-                !self.recent_ids.iter().any(|page| page.contains(id)) && ids.insert(id.clone())
-            }
+            Ok(id) if !id.is_empty() => self.seen.insert(id),
             _ => true,
         });
-        if self.recent_ids.len() == DEDUPE_WINDOW {
-            self.recent_ids.pop_front();
-        }
-        self.recent_ids.push_back(ids);
         if items.len() < before {
             let dropped = before - items.len();
             // Expected when deletions shift the pages under an offset-paged listing.
@@ -418,12 +412,16 @@ mod tests {
                 .collect()
         };
         assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);
-        assert_eq!(ids(pager.dedupe(2, page(&["b", "c", ""]))), ["c", ""]);
-        // The window is bounded: an id seen more than DEDUPE_WINDOW pages ago is not kept.
-        for n in 0..DEDUPE_WINDOW as u32 {
-            pager.dedupe(3 + n, page(&["x"]));
+        assert_eq!(ids(pager.dedupe(2, page(&["b", "c", "", "c"]))), ["c", ""]);
+        // However many pages later: "a" comes back 6 pages after page 1.
+        for n in 3..8 {
+            let id = format!("x{n}");
+            assert_eq!(ids(pager.dedupe(n, page(&[id.as_str()]))), [id]);
         }
-        assert_eq!(ids(pager.dedupe(9, page(&["a", "x"]))), ["a"]);
+        assert_eq!(ids(pager.dedupe(8, page(&["a", "x3", "d"]))), ["d"]);
+        // A new listing starts afresh.
+        let mut again = client.list("clusters", None);
+        assert_eq!(ids(again.dedupe(1, page(&["a"]))), ["a"]);
     }
 
     #[test]
