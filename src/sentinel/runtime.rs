@@ -15,7 +15,7 @@ use super::event::Event;
 use super::health::HealthState;
 use super::metrics::Metrics;
 use crate::cel::time::Timestamp;
-use crate::resource::Resource;
+use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON};
 use crate::rules::Rules;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -128,6 +128,13 @@ impl Daemon {
                 let id = resource.id.clone().unwrap_or_default();
                 if id.is_empty() {
                     warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty id");
+                    report.skipped += 1;
+                    continue;
+                }
+                if let Some(bytes) = resource.too_large() {
+                    warn!(subset = %self.resource_type, bytes, limit = MAX_RESOURCE_BYTES,
+                        "Skipping resource larger than the limit resource_id={id}");
+                    self.metrics.skipped(TOO_LARGE_REASON);
                     report.skipped += 1;
                     continue;
                 }
