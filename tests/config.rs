@@ -1109,3 +1109,29 @@ fn generated_blowup_configs_run_within_bounds() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A password in `base_url` never reaches the dump (config-dump, the debug_config log) or an
+/// error message.
+#[test]
+fn base_url_passwords_are_masked() {
+    let yaml = MINIMAL.replace("http://api:8000", "http://user:s3cret@api:8000");
+    let dumped = dump(&load_yaml(&yaml).expect("valid"));
+    assert!(
+        dumped.contains("base_url: http://user:****@api:8000"),
+        "{dumped}"
+    );
+    assert!(!dumped.contains("s3cret"), "{dumped}");
+    for bad in [
+        "ftp://user:s3cret@api",
+        "http://user:s3cret@api/?q=1",
+        "user:s3cret@api",
+    ] {
+        let text = error_text(
+            &MINIMAL.replace("http://api:8000", bad),
+            &ConfigFlags::default(),
+            &no_env,
+        );
+        assert!(text.contains("****"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+}

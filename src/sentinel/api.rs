@@ -26,6 +26,7 @@ pub use query::search_from_selector;
 pub use retry::Backoff;
 
 use crate::resource::Resource;
+use crate::sentinel::broker::config::mask_url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
 use std::collections::VecDeque;
@@ -102,13 +103,11 @@ impl ApiClient {
     /// Builds a client. Fails on a base URL that is not an absolute http(s) URL or a user agent
     /// that is not a valid header value.
     pub fn new(config: ApiClientConfig) -> Result<ApiClient, ApiError> {
+        let masked = mask_url(&config.base_url);
         let base = reqwest::Url::parse(&config.base_url)
-            .map_err(|e| ApiError::Config(format!("base url {:?}: {e}", config.base_url)))?;
+            .map_err(|e| ApiError::Config(format!("base url {masked:?}: {e}")))?;
         if !matches!(base.scheme(), "http" | "https") {
-            let reason = format!(
-                "base url {:?}: scheme is not http or https",
-                config.base_url
-            );
+            let reason = format!("base url {masked:?}: scheme is not http or https");
             return Err(ApiError::Config(reason));
         }
         let user_agent = HeaderValue::from_str(&config.user_agent)
@@ -422,6 +421,27 @@ mod tests {
         // A new listing starts afresh.
         let mut again = client.list("clusters", None);
         assert_eq!(ids(again.dedupe(1, page(&["a"]))), ["a"]);
+    }
+
+    #[tokio::test]
+    async fn errors_mask_the_base_url_password() {
+        let bad = ApiClientConfig {
+            base_url: "ftp://user:s3cret@h".into(),
+            ..Default::default()
+        };
+        let text = ApiClient::new(bad).unwrap_err().to_string();
+        assert!(
+            text.contains("user:****@h") && !text.contains("s3cret"),
+            "{text}"
+        );
+        // Nothing listens on port 1: the transport error names the URL, masked.
+        let client = ApiClient::new(ApiClientConfig {
+            base_url: "http://user:s3cret@127.0.0.1:1".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        let text = client.probe("clusters").await.unwrap_err().to_string();
+        assert!(!text.contains("s3cret"), "{text}");
     }
 
     #[test]

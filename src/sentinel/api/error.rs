@@ -80,10 +80,15 @@ impl ApiError {
         if err.is_timeout() {
             return ApiError::Timeout(timeout);
         }
-        if err.is_builder() {
-            return ApiError::Config(error_chain(&err));
+        // reqwest's messages carry the request URL, and with it any password of the base URL.
+        let mut text = error_chain(&err);
+        if let Some(url) = err.url().map(|u| u.as_str()).filter(|u| u.contains('@')) {
+            text = text.replace(url, &crate::sentinel::broker::config::mask_url(url));
         }
-        ApiError::Network(error_chain(&err))
+        if err.is_builder() {
+            return ApiError::Config(text);
+        }
+        ApiError::Network(text)
     }
 
     /// An [`ApiError::Http`] from a status and the (possibly long) response body.
