@@ -183,9 +183,14 @@ impl Inner {
         let transport = |e| ApiError::from_reqwest(e, timeout);
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| error::parse_retry_after(v, chrono::Utc::now()));
         let body = response.bytes().await.map_err(transport)?;
         if status != reqwest::StatusCode::OK {
-            return Err(ApiError::http(status.as_u16(), &body));
+            return Err(ApiError::http(status.as_u16(), &body, retry_after));
         }
         parse(&body)
     }
@@ -211,11 +216,13 @@ pub struct Decoded {
 }
 
 /// The list envelope `{items, page, size, total}`; `page`, `size`, `kind` and any other field are
-/// ignored, a null or missing `items` is an empty page. Items are borrowed from the body text.
+/// ignored. `items` and `total` are required, as the API spec says: a page without an `items`
+/// array (missing or null) is a decode error, counted as a fetch error, never a silent end of
+/// the listing. Items are borrowed from the body text.
 #[derive(serde::Deserialize)]
 struct Envelope<'a> {
-    #[serde(default, borrow)]
-    items: Option<Vec<&'a serde_json::value::RawValue>>,
+    #[serde(borrow)]
+    items: Vec<&'a serde_json::value::RawValue>,
     total: i64,
 }
 
@@ -235,7 +242,6 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
     let base = text.as_ptr() as usize;
     let items = envelope
         .items
-        .unwrap_or_default()
         .into_iter()
         .map(|item| {
             // A borrowed item is a slice of `text`: its range is its offset in it.
@@ -364,10 +370,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn envelope_tolerates_extra_fields_and_null_items() {
-        let page = decode_page(
-            br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":null,"x":1}"#,
-        );
+    fn envelope_tolerates_extra_fields() {
+        let page =
+            decode_page(br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":[],"x":1}"#);
         let page = page.unwrap();
         assert!(page.items.is_empty());
         assert_eq!(page.total, 0);
@@ -385,10 +390,19 @@ mod tests {
     }
 
     #[test]
-    fn a_body_without_total_is_a_decode_error() {
+    fn a_body_without_total_or_items_is_a_decode_error() {
         let err = decode_page(br#"{"items":[]}"#).unwrap_err();
         assert!(matches!(err, ApiError::Decode(_)));
         assert!(!err.is_retriable());
+        for body in [
+            &br#"{"total":3}"#[..],
+            br#"{"items":null,"total":3}"#,
+            br#"{"items":{},"total":3}"#,
+        ] {
+            let err = decode_page(body).unwrap_err();
+            assert!(matches!(err, ApiError::Decode(_)), "{err}");
+            assert_eq!(err.metric_label(), "fetch_error");
+        }
         assert!(decode_page(b"{\"items\": [").is_err());
         let not_utf8 = decode_page(b"{\"items\":[{\"id\":\"\xff\"}],\"total\":1}").unwrap_err();
         assert!(matches!(not_utf8, ApiError::Decode(_)), "{not_utf8}");
