@@ -3,6 +3,10 @@
 //! Invariant: decoding never fails. A field with the wrong JSON type or a malformed time holds an
 //! error value, so one resource's bad data fails only the expressions that read that field, and
 //! only that resource's decision (the Go sentinel fails the whole page instead).
+//!
+//! A resource over [`MAX_RESOURCE_BYTES`] of JSON is not decoded at all (its memory would grow
+//! with its size, several times over): only its id is read, every other field is an error, and
+//! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
 
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in};
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
@@ -12,6 +16,13 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
+
+/// The largest resource decoded, in bytes of JSON (1 MiB); a larger one is skipped.
+pub const MAX_RESOURCE_BYTES: usize = 1 << 20;
+
+/// The skip reason of a resource over [`MAX_RESOURCE_BYTES`] (one fixed text, so that it is one
+/// metrics label).
+pub const TOO_LARGE_REASON: &str = "resource larger than 1048576 bytes of JSON";
 
 /// A decoded field: its value, or the error any expression reading it gets.
 pub type Field<T> = Result<T, EvalError>;
@@ -135,6 +146,8 @@ pub struct Resource {
     /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
     /// parsed only when a rule reads one of them.
     raw: RawText,
+    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded.
+    too_large: Option<usize>,
 }
 
 /// A resource's JSON text: a range of a shared text, the body of the list page it came in
@@ -164,8 +177,11 @@ impl Resource {
     /// Decodes a resource from a JSON value. Never fails: a non-object decodes to a resource
     /// whose every field is an error.
     pub fn from_json(json: Json) -> Resource {
-        let raw = RawText::whole(Arc::from(json.to_string()));
-        Resource::decode(&json, raw)
+        let text = json.to_string();
+        if text.len() > MAX_RESOURCE_BYTES {
+            return Resource::oversized(&text);
+        }
+        Resource::decode(&json, RawText::whole(Arc::from(text)))
     }
 
     /// Decodes a resource from its JSON text without building a JSON tree: the fields rules
@@ -182,6 +198,9 @@ impl Resource {
         let Some(text) = page.get(range.clone()) else {
             return Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
         };
+        if text.len() > MAX_RESOURCE_BYTES {
+            return Resource::oversized(text);
+        }
         let raw = RawText {
             text: page.clone(),
             start: range.start,
@@ -218,7 +237,51 @@ impl Resource {
                 .map(|c| Arc::new(c.decode()))
                 .collect()),
             raw,
+            too_large: None,
         }
+    }
+
+    /// A resource over [`MAX_RESOURCE_BYTES`]: its id alone is read (serde skips the rest
+    /// without building anything), every other field is an error naming the size.
+    fn oversized(text: &str) -> Resource {
+        #[derive(Deserialize)]
+        struct IdOnly<'a> {
+            #[serde(borrow, default)]
+            id: Option<Cow<'a, str>>,
+        }
+        let err = EvalError::new(
+            ErrorKind::BadResource,
+            format!(
+                "resource is {} bytes of JSON, more than the limit of {MAX_RESOURCE_BYTES}",
+                text.len()
+            ),
+        );
+        let id = match serde_json::from_str::<IdOnly<'_>>(text) {
+            Ok(IdOnly { id: Some(id) }) => Ok(Arc::from(id.as_ref())),
+            _ => Err(err.clone()),
+        };
+        let mut resource = Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
+        resource.id = id;
+        resource.set_all_but_id(&err);
+        resource.too_large = Some(text.len());
+        resource
+    }
+
+    fn set_all_but_id(&mut self, err: &EvalError) {
+        self.kind = Err(err.clone());
+        self.name = Err(err.clone());
+        self.href = Err(err.clone());
+        self.created_time = Err(err.clone());
+        self.updated_time = Err(err.clone());
+        self.generation = Err(err.clone());
+        self.labels = Err(err.clone());
+        self.conditions = Err(err.clone());
+    }
+
+    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded and is to
+    /// be skipped with [`TOO_LARGE_REASON`]; `None` for every other resource.
+    pub fn too_large(&self) -> Option<usize> {
+        self.too_large
     }
 
     fn decode(json: &Json, raw: RawText) -> Resource {
@@ -238,6 +301,7 @@ impl Resource {
                 labels: Err(err.clone()),
                 conditions: Err(err),
                 raw,
+                too_large: None,
             };
         };
         let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
@@ -252,6 +316,7 @@ impl Resource {
             labels: labels_field(field("labels")),
             conditions: conditions_field(obj),
             raw,
+            too_large: None,
         }
     }
 
@@ -569,6 +634,42 @@ fn canonical_time(name: &str, text: &str) -> Field<Arc<str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resource_over_the_limit_is_not_decoded() {
+        let condition =
+            r#"{"type":"Ready","status":"True","last_updated_time":"2025-01-01T00:00:00Z"},"#;
+        let n = MAX_RESOURCE_BYTES / condition.len() + 1;
+        let big = format!(
+            r#"{{"status":{{"conditions":[{}{{}}]}},"id":"big","generation":2}}"#,
+            condition.repeat(n)
+        );
+        let page: Arc<str> = Arc::from(format!(r#"[{big},{{"id":"small"}}]"#));
+        let resource = Resource::from_page(&page, 1..1 + big.len());
+        assert_eq!(resource.too_large(), Some(big.len()));
+        assert_eq!(resource.id.as_deref().ok(), Some("big"));
+        let err = resource.generation.clone().unwrap_err();
+        assert!(
+            err.message.contains("more than the limit of 1048576"),
+            "{err:?}"
+        );
+        assert!(resource.conditions.is_err());
+        // At the limit it decodes as usual.
+        let shell = r#"{"id":"s","generation":3,"pad":""}"#;
+        let at_limit = shell.replace(
+            r#""pad":"""#,
+            &format!(
+                r#""pad":"{}""#,
+                "x".repeat(MAX_RESOURCE_BYTES - shell.len())
+            ),
+        );
+        assert_eq!(at_limit.len(), MAX_RESOURCE_BYTES);
+        let resource = Resource::from_text(&at_limit);
+        assert_eq!(resource.too_large(), None);
+        assert_eq!(resource.generation.ok(), Some(3));
+        let json: Json = serde_json::from_str(&big).unwrap();
+        assert_eq!(Resource::from_json(json).too_large(), Some(big.len()));
+    }
     use serde_json::json;
 
     #[test]

@@ -188,7 +188,7 @@ async fn page_size_over_the_cap_is_a_final_400() {
     let (pages, err) = drain(env.client(101).list("clusters", None)).await;
     assert!(pages.is_empty());
     let err = err.unwrap();
-    let mentions_size = matches!(&err, ApiError::Http { status: 400, body_excerpt }
+    let mentions_size = matches!(&err, ApiError::Http { status: 400, body_excerpt, .. }
         if body_excerpt.contains("size"));
     assert!(mentions_size, "{err}");
     assert!(!err.is_retriable());
@@ -529,4 +529,59 @@ async fn fake_api_serves_single_resources_and_problems() {
         (200, Some("ClusterList"), Some(2))
     );
     assert_eq!(body["total"], 2);
+}
+
+/// A 429's `Retry-After` replaces the backoff's wait: `0` retries at once although the backoff
+/// would wait an hour (past the budget, so ignoring the header would give up).
+#[tokio::test]
+async fn retry_after_is_honoured() {
+    let env = env_with(clusters(5, "prod")).await;
+    env.api.inject(Fault::RetryAfter(429, "0".into()));
+    let config = ApiClientConfig {
+        backoff: Backoff {
+            initial: Duration::from_secs(3600),
+            max_interval: Duration::from_secs(3600),
+            max_elapsed: Duration::from_secs(600),
+            ..fast_backoff()
+        },
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages), cluster_ids(0..5));
+    assert_eq!(env.requested_pages(), [1, 1]);
+}
+
+/// A `Retry-After` past the retry budget ends the listing with that 429 at once, where the
+/// backoff alone would have retried within a few milliseconds.
+#[tokio::test]
+async fn retry_after_past_the_budget_gives_up() {
+    let env = env_with(clusters(5, "prod")).await;
+    env.api
+        .inject(FaultRule::new(Fault::RetryAfter(429, "120".into())).always());
+    let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+    assert!(pages.is_empty());
+    let err = err.unwrap();
+    assert!(matches!(err, ApiError::Http { status: 429, .. }), "{err}");
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(120)));
+    assert_eq!(env.requested_pages(), [1]);
+}
+
+/// A page without an `items` array is a (counted, not retried) decode error, not the end of the
+/// listing.
+#[tokio::test]
+async fn a_page_without_items_is_a_fetch_error() {
+    let env = env_with(clusters(30, "prod")).await;
+    env.api.inject(
+        FaultRule::new(Fault::Body(
+            r#"{"kind":"ClusterList","page":2,"size":0,"total":30}"#.into(),
+        ))
+        .on_page(2),
+    );
+    let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+    assert_eq!(ids(&pages), cluster_ids(0..10));
+    let err = err.expect("an error, not the end of the listing");
+    assert!(matches!(err, ApiError::Decode(_)), "{err}");
+    assert!(err.to_string().contains("items"), "{err}");
+    assert_eq!(err.metric_label(), "fetch_error");
 }

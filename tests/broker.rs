@@ -737,7 +737,14 @@ fn defaults() {
         }
     );
     assert_eq!(cfg.rabbitmq.exchange_type, ExchangeType::Fanout);
-    assert!(!cfg.rabbitmq.publisher_confirm);
+    // Confirms are on unless turned off (Go's default is off).
+    assert!(cfg.rabbitmq.publisher_confirm);
+    let off = parse_with(
+        "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    publisher_confirm: false\n",
+        &[],
+    )
+    .expect("valid");
+    assert!(!off.rabbitmq.publisher_confirm);
     assert_eq!(cfg.subscriber.parallelism, 10);
     let empty_type = parse_with(
         "broker:\n  type: rabbitmq\n  rabbitmq:\n    url: amqp://h\n    exchange_type: ''\n    exchange:\n",

@@ -6,11 +6,17 @@
 //! `<case>.err`; `tests/data/config/valid/<case>.yaml` must load and dump to exactly
 //! `<case>.dump`, which must load back to the same configuration. `UPDATE_EXPECT=1` rewrites the
 //! expectations.
+//!
+//! Also here: the documented limits, and the regression runner: every file under
+//! tests/data/regressions/ (inputs that once crashed, hung or blew up the fuzz targets or the
+//! issue's reports) runs through the built `sentinel` binary in a child process bounded in
+//! address space (1 GiB) and wall time (30 s, past which the child is killed and the test fails).
 
 use clap::Parser;
 use proptest::prelude::*;
 use sentinel::sentinel::config::{
     Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
+    MAX_CONFIG_BYTES, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH,
     MessageData, MessageDecisionConfig, ParamConfig, config_path, dump, load, load_str,
 };
 use std::collections::HashMap;
@@ -950,4 +956,340 @@ fn config_dump_command_prints_the_default_message_decision() {
     );
     assert!(text.contains("message_decision:\n  params:"), "{text}");
     assert!(text.contains("not_reconciled_and_debounced"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+// ---------------------------------------------------------------------------------------------
+
+fn with_params(n: usize, expr: &str) -> String {
+    let mut yaml = format!("{MINIMAL}message_decision:\n  params:\n");
+    for i in 0..n {
+        yaml.push_str(&format!("    - name: p{i}\n      expr: {expr}\n"));
+    }
+    yaml.push_str("  result: \"true\"\n");
+    yaml
+}
+
+#[test]
+fn params_are_limited() {
+    let at_limit = load_yaml(&with_params(MAX_PARAMS, "\"1\"")).expect("at the limit");
+    assert_eq!(at_limit.message_decision.unwrap().params.len(), MAX_PARAMS);
+    let text = error_text(
+        &with_params(MAX_PARAMS + 1, "\"1\""),
+        &ConfigFlags::default(),
+        &no_env,
+    );
+    assert_eq!(
+        text,
+        "config.yaml: message_decision.params: 1001 params, more than the limit of 1000"
+    );
+}
+
+#[test]
+fn expressions_are_limited() {
+    let expr = |len: usize| format!("\"{}\"", "1".repeat(len));
+    let yaml = with_params(1, &expr(MAX_EXPRESSION_BYTES));
+    assert!(load_yaml(&yaml).is_ok());
+    let long = format!(
+        "{} bytes, longer than the limit of {MAX_EXPRESSION_BYTES} bytes",
+        MAX_EXPRESSION_BYTES + 1
+    );
+    let text = error_text(
+        &with_params(1, &expr(MAX_EXPRESSION_BYTES + 1)),
+        &ConfigFlags::default(),
+        &no_env,
+    );
+    assert_eq!(
+        text,
+        format!("config.yaml: message_decision.params[0].expr: CEL expression is {long}")
+    );
+    let leaf = format!("{MINIMAL}  big: {}\n", expr(MAX_EXPRESSION_BYTES + 1));
+    let text = error_text(&leaf, &ConfigFlags::default(), &no_env);
+    assert_eq!(
+        text,
+        format!("config.yaml: message_data.big: CEL expression is {long}")
+    );
+}
+
+#[test]
+fn file_size_is_limited() {
+    let padded = |len: usize| {
+        let mut yaml = MINIMAL.to_string();
+        yaml.push('#');
+        yaml.push_str(&" ".repeat(len - yaml.len()));
+        yaml
+    };
+    assert!(load_yaml(&padded(MAX_CONFIG_BYTES)).is_ok());
+    let too_big = padded(MAX_CONFIG_BYTES + 1);
+    let text = error_text(&too_big, &ConfigFlags::default(), &no_env);
+    let expected = "config file is 1048577 bytes, larger than the limit of 1048576 bytes";
+    assert_eq!(text, format!("config.yaml: {expected}"));
+    // From a file, too, without reading it whole.
+    let dir = temp_dir("too-big");
+    let path = dir.join("big.yaml");
+    std::fs::write(&path, &too_big).expect("write");
+    let flags = ConfigFlags {
+        config: Some(path.clone()),
+        ..ConfigFlags::default()
+    };
+    let text = load(&flags, &no_env).expect_err("too big").to_string();
+    assert_eq!(text, format!("{}: {expected}", path.display()));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn yaml_flow_depth_is_limited_before_parsing() {
+    let nested = |depth: usize| {
+        format!(
+            "{MINIMAL}  deep: {}1{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    // Within the limit the parser sees it (and message_data rejects the sequence).
+    let text = error_text(&nested(MAX_YAML_DEPTH), &ConfigFlags::default(), &no_env);
+    assert!(
+        text.contains("message_data.deep: expected a CEL expression"),
+        "{text}"
+    );
+    let text = error_text(&nested(40_000), &ConfigFlags::default(), &no_env);
+    assert_eq!(
+        text,
+        "config.yaml:7:73: invalid YAML: flow collections (`[`, `{`) nested more than 64 deep, the limit"
+    );
+}
+
+#[test]
+fn many_problems_are_listed_up_to_a_cap() {
+    let mut yaml = MINIMAL.to_string();
+    for i in 0..20_000 {
+        yaml.push_str(&format!("unknown_{i}: 1\n"));
+    }
+    let text = error_text(&yaml, &ConfigFlags::default(), &no_env);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), MAX_REPORTED_PROBLEMS + 1, "{text}");
+    assert!(lines[0].starts_with("config.yaml: unknown_0: unknown key, expected one of"));
+    let more = 20_000 - MAX_REPORTED_PROBLEMS;
+    assert_eq!(
+        lines[MAX_REPORTED_PROBLEMS],
+        format!("config.yaml: and {more} more problems")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions: bounded runs of the built binary
+// ---------------------------------------------------------------------------------------------
+
+/// The address-space bound of a regression run.
+const REGRESSION_MEMORY_BYTES: u64 = 1 << 30;
+/// The wall-clock bound of a regression run; a child still running then is killed and fails.
+const REGRESSION_WALL: Duration = Duration::from_secs(30);
+
+/// What a bounded run of `sentinel` printed, or why it failed the bounds.
+struct Run {
+    stdout: String,
+}
+
+/// Runs the built `sentinel` with `args` under the memory and wall-clock bounds. Fails (returns
+/// the reason) on a signal, an exit code other than 0 or 1, "panicked" on stderr, or the wall
+/// bound.
+fn run_bounded(args: &[&std::ffi::OsStr]) -> Result<Run, String> {
+    use std::process::{Command, Stdio};
+    let prlimit = Path::new("/usr/bin/prlimit");
+    assert!(
+        prlimit.exists(),
+        "the regression runner needs /usr/bin/prlimit (util-linux)"
+    );
+    let mut child = Command::new(prlimit)
+        .arg(format!("--as={REGRESSION_MEMORY_BYTES}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_sentinel"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start sentinel: {e}"))?;
+    // Drain both pipes on threads so a chatty child cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > REGRESSION_WALL {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {REGRESSION_WALL:?}; killed"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    let tail = |s: &str| {
+        s.chars()
+            .rev()
+            .take(600)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
+    };
+    if stderr.contains("panicked") {
+        return Err(format!("panicked: {}", tail(&stderr)));
+    }
+    match status.code() {
+        Some(0 | 1) => Ok(Run { stdout }),
+        Some(code) => Err(format!("exit code {code}: {}", tail(&stderr))),
+        None => Err(format!("killed by a signal ({status}): {}", tail(&stderr))),
+    }
+}
+
+fn regression_files(sub: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/regressions")
+        .join(sub);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+const REGRESSION_NOW: &str = "2025-10-21T12:00:00Z";
+
+/// tests/data/regressions/{config,page,eval}: each input runs within the bounds; an eval case
+/// decides the same with the interpreter and the JIT.
+#[test]
+fn regressions_run_within_bounds() {
+    let (mut failures, mut disagreements) = (Vec::new(), Vec::new());
+    let mut note = |file: &Path, outcome: Result<Run, String>| match outcome {
+        Ok(run) => Some(run),
+        Err(why) => {
+            failures.push(format!("{}: {why}", file.display()));
+            None
+        }
+    };
+    for file in regression_files("config", "yaml") {
+        note(
+            &file,
+            run_bounded(&["check".as_ref(), "-c".as_ref(), file.as_os_str()]),
+        );
+    }
+    for file in regression_files("page", "json") {
+        let args = [
+            "eval".as_ref(),
+            "--now".as_ref(),
+            REGRESSION_NOW.as_ref(),
+            file.as_os_str(),
+        ];
+        note(&file, run_bounded(&args));
+    }
+    for config in regression_files("eval", "yaml") {
+        let input = config.with_extension("json");
+        let mut outputs = Vec::new();
+        for engine in ["interp", "jit"] {
+            let args = [
+                "eval".as_ref(),
+                "-c".as_ref(),
+                config.as_os_str(),
+                "--now".as_ref(),
+                REGRESSION_NOW.as_ref(),
+                "--engine".as_ref(),
+                engine.as_ref(),
+                input.as_os_str(),
+            ];
+            outputs.extend(note(&config, run_bounded(&args)).map(|run| run.stdout));
+        }
+        if let [interp, jit] = outputs.as_slice()
+            && interp != jit
+        {
+            disagreements.push(format!(
+                "{}: the engines disagree:\ninterp: {interp}\njit:    {jit}",
+                config.display()
+            ));
+        }
+    }
+    failures.extend(disagreements);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The blowup configs, too big to keep as files, generated and run within the bounds:
+/// 100,000 unknown keys, 8,000 params (with and without names), flow nesting 40,000 deep.
+#[test]
+fn generated_blowup_configs_run_within_bounds() {
+    let dir = temp_dir("blowups");
+    let mut cases = vec![
+        (
+            "unknown-keys",
+            (0..100_000).fold(MINIMAL.to_string(), |mut y, i| {
+                y.push_str(&format!("k{i}: 1\n"));
+                y
+            }),
+        ),
+        ("params", with_params(8_000, "\"1\"")),
+        (
+            "flow-depth",
+            format!(
+                "{MINIMAL}  x: {}{}\n",
+                "[".repeat(40_000),
+                "]".repeat(40_000)
+            ),
+        ),
+    ];
+    let mut nameless = format!("{MINIMAL}message_decision:\n  params:\n");
+    nameless.push_str(&"    - expr: \"1\"\n".repeat(8_000));
+    nameless.push_str("  result: \"true\"\n");
+    cases.push(("nameless-params", nameless));
+    let mut failures = Vec::new();
+    for (name, yaml) in cases {
+        let path = dir.join(format!("{name}.yaml"));
+        std::fs::write(&path, yaml).expect("write case");
+        if let Err(why) = run_bounded(&["check".as_ref(), "-c".as_ref(), path.as_os_str()]) {
+            failures.push(format!("{name}: {why}"));
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A password in `base_url` never reaches the dump (config-dump, the debug_config log) or an
+/// error message.
+#[test]
+fn base_url_passwords_are_masked() {
+    let yaml = MINIMAL.replace("http://api:8000", "http://user:s3cret@api:8000");
+    let dumped = dump(&load_yaml(&yaml).expect("valid"));
+    assert!(
+        dumped.contains("base_url: http://user:****@api:8000"),
+        "{dumped}"
+    );
+    assert!(!dumped.contains("s3cret"), "{dumped}");
+    for bad in [
+        "ftp://user:s3cret@api",
+        "http://user:s3cret@api/?q=1",
+        "user:s3cret@api",
+    ] {
+        let text = error_text(
+            &MINIMAL.replace("http://api:8000", bad),
+            &ConfigFlags::default(),
+            &no_env,
+        );
+        assert!(text.contains("****"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
 }

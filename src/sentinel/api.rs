@@ -9,25 +9,27 @@
 //!   resources are dropped once the caller is done with it;
 //! - a retriable failure retries the failing page only, never the pages already yielded;
 //! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
-//!   page requests: an insertion ahead of the cursor pushes items from one page onto the next,
-//!   so a page's ids are checked against the ids of the [`DEDUPE_WINDOW`] pages before it (a
-//!   window, not every id of the cycle, so that memory stays bounded for a million resources).
+//!   page requests (an insertion ahead of the cursor pushes items from one page onto the next,
+//!   however many pages later): every id yielded is remembered as a 64-bit hash for the whole
+//!   listing, 8 bytes per id (16 while merging), so a million resources cost 8 to 16 MB. A hash
+//!   collision can only skip a resource for one cycle (see `seen.rs`).
 
 mod error;
 mod query;
 mod retry;
+mod seen;
 mod token;
 
 pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError};
 
-/// How many preceding pages' ids a page is de-duplicated against.
-pub const DEDUPE_WINDOW: usize = 4;
 pub use query::search_from_selector;
 pub use retry::Backoff;
 
 use crate::resource::Resource;
+use crate::sentinel::broker::config::mask_url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
-use std::collections::{HashSet, VecDeque};
+use seen::SeenIds;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,13 +103,11 @@ impl ApiClient {
     /// Builds a client. Fails on a base URL that is not an absolute http(s) URL or a user agent
     /// that is not a valid header value.
     pub fn new(config: ApiClientConfig) -> Result<ApiClient, ApiError> {
+        let masked = mask_url(&config.base_url);
         let base = reqwest::Url::parse(&config.base_url)
-            .map_err(|e| ApiError::Config(format!("base url {:?}: {e}", config.base_url)))?;
+            .map_err(|e| ApiError::Config(format!("base url {masked:?}: {e}")))?;
         if !matches!(base.scheme(), "http" | "https") {
-            let reason = format!(
-                "base url {:?}: scheme is not http or https",
-                config.base_url
-            );
+            let reason = format!("base url {masked:?}: scheme is not http or https");
             return Err(ApiError::Config(reason));
         }
         let user_agent = HeaderValue::from_str(&config.user_agent)
@@ -155,7 +155,7 @@ impl ApiClient {
             next_number: 1,
             in_flight: VecDeque::new(),
             received: 0,
-            recent_ids: VecDeque::new(),
+            seen: SeenIds::new(),
             done: false,
         }
     }
@@ -183,9 +183,14 @@ impl Inner {
         let transport = |e| ApiError::from_reqwest(e, timeout);
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| error::parse_retry_after(v, chrono::Utc::now()));
         let body = response.bytes().await.map_err(transport)?;
         if status != reqwest::StatusCode::OK {
-            return Err(ApiError::http(status.as_u16(), &body));
+            return Err(ApiError::http(status.as_u16(), &body, retry_after));
         }
         parse(&body)
     }
@@ -211,11 +216,13 @@ pub struct Decoded {
 }
 
 /// The list envelope `{items, page, size, total}`; `page`, `size`, `kind` and any other field are
-/// ignored, a null or missing `items` is an empty page. Items are borrowed from the body text.
+/// ignored. `items` and `total` are required, as the API spec says: a page without an `items`
+/// array (missing or null) is a decode error, counted as a fetch error, never a silent end of
+/// the listing. Items are borrowed from the body text.
 #[derive(serde::Deserialize)]
 struct Envelope<'a> {
-    #[serde(default, borrow)]
-    items: Option<Vec<&'a serde_json::value::RawValue>>,
+    #[serde(borrow)]
+    items: Vec<&'a serde_json::value::RawValue>,
     total: i64,
 }
 
@@ -235,7 +242,6 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
     let base = text.as_ptr() as usize;
     let items = envelope
         .items
-        .unwrap_or_default()
         .into_iter()
         .map(|item| {
             // A borrowed item is a slice of `text`: its range is its offset in it.
@@ -269,7 +275,7 @@ pub struct Pager {
     next_number: u32,
     in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
     received: u64,
-    recent_ids: VecDeque<HashSet<Arc<str>>>,
+    seen: SeenIds,
     done: bool,
 }
 
@@ -332,21 +338,14 @@ impl Pager {
         value
     }
 
-    /// Drops resources whose id one of the last [`DEDUPE_WINDOW`] pages yielded (resources
-    /// without an id are kept).
+    /// Drops resources whose id this pager already yielded, on this page or any before it
+    /// (resources without an id are kept).
     fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
         let before = items.len();
-        let mut ids = HashSet::with_capacity(items.len());
         items.retain(|r| match &r.id {
-            Ok(id) if !id.is_empty() => {
-                !self.recent_ids.iter().any(|page| page.contains(id)) && ids.insert(id.clone())
-            }
+            Ok(id) if !id.is_empty() => self.seen.insert(id),
             _ => true,
         });
-        if self.recent_ids.len() == DEDUPE_WINDOW {
-            self.recent_ids.pop_front();
-        }
-        self.recent_ids.push_back(ids);
         if items.len() < before {
             let dropped = before - items.len();
             // Expected when deletions shift the pages under an offset-paged listing.
@@ -371,10 +370,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn envelope_tolerates_extra_fields_and_null_items() {
-        let page = decode_page(
-            br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":null,"x":1}"#,
-        );
+    fn envelope_tolerates_extra_fields() {
+        let page =
+            decode_page(br#"{"kind":"ClusterList","page":1,"size":0,"total":0,"items":[],"x":1}"#);
         let page = page.unwrap();
         assert!(page.items.is_empty());
         assert_eq!(page.total, 0);
@@ -392,10 +390,19 @@ mod tests {
     }
 
     #[test]
-    fn a_body_without_total_is_a_decode_error() {
+    fn a_body_without_total_or_items_is_a_decode_error() {
         let err = decode_page(br#"{"items":[]}"#).unwrap_err();
         assert!(matches!(err, ApiError::Decode(_)));
         assert!(!err.is_retriable());
+        for body in [
+            &br#"{"total":3}"#[..],
+            br#"{"items":null,"total":3}"#,
+            br#"{"items":{},"total":3}"#,
+        ] {
+            let err = decode_page(body).unwrap_err();
+            assert!(matches!(err, ApiError::Decode(_)), "{err}");
+            assert_eq!(err.metric_label(), "fetch_error");
+        }
         assert!(decode_page(b"{\"items\": [").is_err());
         let not_utf8 = decode_page(b"{\"items\":[{\"id\":\"\xff\"}],\"total\":1}").unwrap_err();
         assert!(matches!(not_utf8, ApiError::Decode(_)), "{not_utf8}");
@@ -418,12 +425,37 @@ mod tests {
                 .collect()
         };
         assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);
-        assert_eq!(ids(pager.dedupe(2, page(&["b", "c", ""]))), ["c", ""]);
-        // The window is bounded: an id seen more than DEDUPE_WINDOW pages ago is not kept.
-        for n in 0..DEDUPE_WINDOW as u32 {
-            pager.dedupe(3 + n, page(&["x"]));
+        assert_eq!(ids(pager.dedupe(2, page(&["b", "c", "", "c"]))), ["c", ""]);
+        // However many pages later: "a" comes back 6 pages after page 1.
+        for n in 3..8 {
+            let id = format!("x{n}");
+            assert_eq!(ids(pager.dedupe(n, page(&[id.as_str()]))), [id]);
         }
-        assert_eq!(ids(pager.dedupe(9, page(&["a", "x"]))), ["a"]);
+        assert_eq!(ids(pager.dedupe(8, page(&["a", "x3", "d"]))), ["d"]);
+        // A new listing starts afresh.
+        let mut again = client.list("clusters", None);
+        assert_eq!(ids(again.dedupe(1, page(&["a"]))), ["a"]);
+    }
+
+    #[tokio::test]
+    async fn errors_mask_the_base_url_password() {
+        let bad = ApiClientConfig {
+            base_url: "ftp://user:s3cret@h".into(),
+            ..Default::default()
+        };
+        let text = ApiClient::new(bad).unwrap_err().to_string();
+        assert!(
+            text.contains("user:****@h") && !text.contains("s3cret"),
+            "{text}"
+        );
+        // Nothing listens on port 1: the transport error names the URL, masked.
+        let client = ApiClient::new(ApiClientConfig {
+            base_url: "http://user:s3cret@127.0.0.1:1".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        let text = client.probe("clusters").await.unwrap_err().to_string();
+        assert!(!text.contains("s3cret"), "{text}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::event::Event;
 use super::health::HealthState;
 use super::metrics::Metrics;
 use crate::cel::time::Timestamp;
-use crate::resource::Resource;
+use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON};
 use crate::rules::Rules;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -140,6 +140,13 @@ impl Daemon {
                     // As in Go: counted in the total only, neither skipped nor in a metric.
                     let kind = resource.kind.as_deref().unwrap_or("");
                     warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty ID kind={kind}");
+                    continue;
+                }
+                if let Some(bytes) = resource.too_large() {
+                    warn!(subset = %self.resource_type, bytes, limit = MAX_RESOURCE_BYTES,
+                        "Skipping resource larger than the limit resource_id={id}");
+                    self.metrics.skipped(TOO_LARGE_REASON);
+                    report.skipped += 1;
                     continue;
                 }
                 let decision = self.rules.decision.decide(&resource, now, &mut scratch);

@@ -243,6 +243,18 @@ async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) ->
             let title = status.canonical_reason().unwrap_or("Injected Fault");
             problem(status, title, "injected fault", &path)
         }
+        Some(Fault::RetryAfter(code, value)) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
+            let title = status.canonical_reason().unwrap_or("Injected Fault");
+            let mut response = problem(status, title, "injected fault", &path);
+            if let Ok(value) = header::HeaderValue::from_str(&value) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        Some(Fault::Body(body)) => {
+            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
     }
 }
 

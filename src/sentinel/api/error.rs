@@ -21,6 +21,9 @@ pub enum ApiError {
         status: u16,
         /// The first [`BODY_EXCERPT_LEN`] bytes of the response body, lossily decoded.
         body_excerpt: String,
+        /// How long the response's `Retry-After` header asks to wait (a 429 or 503), if it has
+        /// a valid one.
+        retry_after: Option<Duration>,
     },
     /// The request could not be sent or its response not read (connection refused, reset, …).
     #[error("network error: {0}")]
@@ -80,14 +83,28 @@ impl ApiError {
         if err.is_timeout() {
             return ApiError::Timeout(timeout);
         }
-        if err.is_builder() {
-            return ApiError::Config(error_chain(&err));
+        // reqwest's messages carry the request URL, and with it any password of the base URL.
+        let mut text = error_chain(&err);
+        if let Some(url) = err.url().map(|u| u.as_str()).filter(|u| u.contains('@')) {
+            text = text.replace(url, &crate::sentinel::broker::config::mask_url(url));
         }
-        ApiError::Network(error_chain(&err))
+        if err.is_builder() {
+            return ApiError::Config(text);
+        }
+        ApiError::Network(text)
     }
 
-    /// An [`ApiError::Http`] from a status and the (possibly long) response body.
-    pub(crate) fn http(status: u16, body: &[u8]) -> ApiError {
+    /// How long the server asked to wait before retrying (`Retry-After`), if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// An [`ApiError::Http`] from a status, the (possibly long) response body and the
+    /// `Retry-After` header's wait.
+    pub(crate) fn http(status: u16, body: &[u8], retry_after: Option<Duration>) -> ApiError {
         let mut end = body.len().min(BODY_EXCERPT_LEN);
         // Cut on a character boundary when the body is UTF-8, so the excerpt has no stray U+FFFD.
         while end > 0 && end < body.len() && std::str::from_utf8(&body[..end]).is_err() {
@@ -97,8 +114,26 @@ impl ApiError {
         ApiError::Http {
             status,
             body_excerpt: excerpt,
+            retry_after,
         }
     }
+}
+
+/// The wait a `Retry-After` header value asks for: delay-seconds (`120`) or an HTTP-date
+/// (`Wed, 21 Oct 2015 07:28:00 GMT`, relative to `now`; a past date is no wait). `None` for
+/// anything else.
+pub(crate) fn parse_retry_after(
+    value: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // A number too large for u64 is an absurd wait: the retry budget refuses it anyway.
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+    }
+    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let wait = date.with_timezone(&chrono::Utc) - now;
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
 /// An error with its sources, "outer: inner: root", because reqwest keeps the useful part
@@ -126,6 +161,7 @@ mod tests {
         let http = |status| ApiError::Http {
             status,
             body_excerpt: String::new(),
+            retry_after: None,
         };
         for status in [500, 502, 503, 504, 408, 429] {
             assert!(http(status).is_retriable(), "{status}");
@@ -138,18 +174,37 @@ mod tests {
     }
 
     #[test]
+    fn retry_after_is_seconds_or_an_http_date() {
+        let now = chrono::DateTime::parse_from_rfc3339("2015-10-21T07:28:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let secs = |s| parse_retry_after(s, now).map(|d| d.as_secs());
+        assert_eq!(secs("120"), Some(120));
+        assert_eq!(secs(" 0 "), Some(0));
+        assert_eq!(secs("Wed, 21 Oct 2015 07:28:30 GMT"), Some(30));
+        assert_eq!(secs("Wed, 21 Oct 2015 07:00:00 GMT"), Some(0));
+        assert_eq!(secs("99999999999999999999999"), Some(u64::MAX));
+        for bad in ["", "-1", "1.5", "soon", "Wed, 99 Oct 2015"] {
+            assert_eq!(secs(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
     fn token_errors_are_auth_errors_and_final() {
         let err = ApiError::from(TokenError::Empty { path: "/t".into() });
         assert!(!err.is_retriable());
         assert_eq!(err.metric_label(), "auth_error");
         assert_eq!(err.to_string(), "token unavailable: token file /t is empty");
-        assert_eq!(ApiError::http(503, b"x").metric_label(), "fetch_error");
+        assert_eq!(
+            ApiError::http(503, b"x", None).metric_label(),
+            "fetch_error"
+        );
     }
 
     #[test]
     fn body_excerpt_is_bounded_and_cut_on_a_char_boundary() {
         let body = "é".repeat(BODY_EXCERPT_LEN);
-        let ApiError::Http { body_excerpt, .. } = ApiError::http(500, body.as_bytes()) else {
+        let ApiError::Http { body_excerpt, .. } = ApiError::http(500, body.as_bytes(), None) else {
             panic!("not an http error");
         };
         assert_eq!(body_excerpt.len(), BODY_EXCERPT_LEN);

@@ -1,7 +1,9 @@
 //! Exponential backoff for retriable request failures, with the Go sentinel's parameters.
 //!
 //! Invariant: only errors whose [`ApiError::is_retriable`] holds are retried, and no retry starts
-//! once the next wait would end past `max_elapsed` since the first attempt.
+//! once the next wait would end past `max_elapsed` since the first attempt. A response's
+//! `Retry-After` ([`ApiError::retry_after`]) replaces the backoff's wait for that retry, within
+//! the same budget: a server asking for longer than the budget allows is not retried.
 
 use super::error::ApiError;
 use std::collections::hash_map::RandomState;
@@ -74,7 +76,10 @@ impl Backoff {
                 Err(err) if !err.is_retriable() => return Err(err),
                 Err(err) => err,
             };
-            let wait = self.jittered(self.interval(retry));
+            let wait = match err.retry_after() {
+                Some(asked) => asked,
+                None => self.jittered(self.interval(retry)),
+            };
             if start.elapsed() + wait > self.max_elapsed {
                 return Err(err);
             }

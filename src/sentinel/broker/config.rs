@@ -67,7 +67,7 @@ impl ExchangeType {
 }
 
 /// `broker.rabbitmq.*`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RabbitConfig {
     /// `amqp://` or `amqps://` URL with credentials (required for type rabbitmq).
     pub url: String,
@@ -77,7 +77,9 @@ pub struct RabbitConfig {
     pub exchange_type: ExchangeType,
     /// A static routing key; empty means the empty routing key.
     pub routing_key: String,
-    /// Count a publish only once the broker confirms it.
+    /// Count a publish only once the broker confirms it. Default true (Go's default is false,
+    /// under which a broker crash loses events that logs and metrics count as published); an
+    /// explicit `publisher_confirm: false` is honoured.
     pub publisher_confirm: bool,
     /// Consumer side (accepted for compatibility; the sentinel only publishes).
     pub queue: String,
@@ -87,6 +89,22 @@ pub struct RabbitConfig {
     pub prefetch_size: i64,
     /// Consumer side consumer tag.
     pub consumer_tag: String,
+}
+
+impl Default for RabbitConfig {
+    fn default() -> RabbitConfig {
+        RabbitConfig {
+            url: String::new(),
+            exchange: String::new(),
+            exchange_type: ExchangeType::default(),
+            routing_key: String::new(),
+            publisher_confirm: true,
+            queue: String::new(),
+            prefetch_count: 0,
+            prefetch_size: 0,
+            consumer_tag: String::new(),
+        }
+    }
 }
 
 /// `broker.googlepubsub.*`: validated like the Go library does, not used for publishing yet.
@@ -290,7 +308,7 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
     let kind = r.kind(broker);
     let cfg = BrokerConfig {
         origin: origin.to_owned(),
-        log_config: r.boolean(top, "", "log_config"),
+        log_config: r.boolean(top, "", "log_config").unwrap_or(false),
         // A placeholder when the type is missing or invalid: that is reported as a problem.
         kind: kind.unwrap_or(BrokerKind::Stdout),
         rabbitmq: r.rabbit(broker.and_then(|m| m.get("rabbitmq"))),
@@ -429,19 +447,18 @@ impl<'a> Reader<'a> {
             .unwrap_or_default()
     }
 
-    fn boolean(&mut self, map: Option<&Mapping>, section: &str, key: &str) -> bool {
-        let Some((text, from)) = self.raw(map, section, key) else {
-            return false;
-        };
+    /// A boolean setting; `None` when it is absent (or invalid, which is reported).
+    fn boolean(&mut self, map: Option<&Mapping>, section: &str, key: &str) -> Option<bool> {
+        let (text, from) = self.raw(map, section, key)?;
         // Go's strconv.ParseBool, which viper uses for weakly typed input.
         match text.as_str() {
-            "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
-            "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
+            "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+            "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
             _ => {
                 self.problems.push(format!(
                     "{from} must be a boolean (true or false), got '{text}'"
                 ));
-                false
+                None
             }
         }
     }
@@ -491,7 +508,7 @@ impl<'a> Reader<'a> {
             exchange: self.string(m, S, "exchange"),
             exchange_type: self.exchange_type(m),
             routing_key: self.string(m, S, "routing_key"),
-            publisher_confirm: self.boolean(m, S, "publisher_confirm"),
+            publisher_confirm: self.boolean(m, S, "publisher_confirm").unwrap_or(true),
             queue: self.string(m, S, "queue"),
             prefetch_count: self.int(m, S, "prefetch_count").unwrap_or(0),
             prefetch_size: self.int(m, S, "prefetch_size").unwrap_or(0),

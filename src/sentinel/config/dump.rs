@@ -3,9 +3,11 @@
 //!
 //! Invariant: the output uses the file's key names and Go duration strings, so loading it again
 //! gives the same [`Config`] (with no flags or env vars set), except that a config without
-//! `message_decision` comes back with the built-in rules written out: the same rules.
+//! `message_decision` comes back with the built-in rules written out (the same rules), and a
+//! password in `base_url` is masked (`http://user:****@host`), since the dump is printed and logged.
 
 use super::{Config, MessageData, MessageDecisionConfig, ParamConfig};
+use crate::sentinel::broker::config::mask_url;
 use serde_yaml::{Mapping, Value};
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use std::time::Duration;
 pub fn dump(config: &Config) -> String {
     let api = &config.clients.hyperfleet_api;
     let mut hyperfleet_api = vec![
-        ("base_url", text(&api.base_url)),
+        ("base_url", text(&mask_url(&api.base_url))),
         ("version", text(&api.version)),
         ("timeout", duration(api.timeout)),
         ("page_size", Value::from(api.page_size)),

@@ -35,9 +35,16 @@
 //!   surrounding spaces and trailing slashes are removed.
 //! - A `resource_selector` entry with an empty or missing `label` is dropped, as in Go, and
 //!   reported in [`Config::warnings`] (Go drops it silently); `value` may be empty.
+//! - Limits, each reported with one clear error naming it (the Go sentinel has none): the file
+//!   is at most [`MAX_CONFIG_BYTES`], YAML flow collections (`[`, `{`) nest at most
+//!   [`MAX_YAML_DEPTH`] deep (checked by a linear byte scan before the YAML parser runs, whose
+//!   flow handling is quadratic in the depth), `message_decision.params` has at most
+//!   [`MAX_PARAMS`] entries and every CEL expression is at most [`MAX_EXPRESSION_BYTES`] long. At
+//!   most [`MAX_REPORTED_PROBLEMS`] problems are listed, then how many more there are.
 //! - Setting `HYPERFLEET_API_AUTH_TOKEN_PATH` or `HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL` turns
 //!   `clients.hyperfleet_api.auth` on, as in Go; `auth:` left null counts as absent.
 
+mod depth;
 mod dump;
 mod flags;
 mod keys;
@@ -56,6 +63,22 @@ pub const DEFAULT_CONFIG_FILE: &str = "/etc/hyperfleet/config.yaml";
 
 /// The env var naming the config file.
 pub const CONFIG_ENV: &str = "HYPERFLEET_CONFIG";
+
+/// The largest config file accepted, in bytes (1 MiB).
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+/// The deepest nesting of YAML flow collections (`[...]`, `{...}`) accepted.
+pub const MAX_YAML_DEPTH: usize = 64;
+
+/// The most `message_decision.params` entries accepted.
+pub const MAX_PARAMS: usize = 1000;
+
+/// The longest CEL expression accepted (a param's `expr`, the `result`, a `message_data` leaf),
+/// in bytes (64 KiB).
+pub const MAX_EXPRESSION_BYTES: usize = 64 << 10;
+
+/// How many problems an [`ConfigError::Invalid`] lists before saying how many more there are.
+pub const MAX_REPORTED_PROBLEMS: usize = 100;
 
 /// The merged, validated configuration of one sentinel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -316,6 +339,16 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file is larger than [`MAX_CONFIG_BYTES`].
+    #[error(
+        "{file}: config file is {size} bytes, larger than the limit of {MAX_CONFIG_BYTES} bytes"
+    )]
+    TooLarge {
+        /// The path as given.
+        file: String,
+        /// The file's size in bytes.
+        size: u64,
+    },
     /// The file is not well-formed YAML.
     #[error("{}: invalid YAML: {message}", located(.file, .position))]
     Syntax {
@@ -350,20 +383,26 @@ pub enum ConfigError {
 /// type there), or a misspelling of its last segment in the same mapping. Saying `required` as
 /// well would only repeat it.
 fn already_reported(problems: &[Problem], path: &str) -> bool {
-    let parent_of = |p: &str| {
-        p.rsplit_once('.')
-            .map_or("", |(parent, _)| parent)
-            .to_string()
-    };
+    fn parent_of(p: &str) -> &str {
+        p.rsplit_once('.').map_or("", |(parent, _)| parent)
+    }
     let leaf = path.rsplit_once('.').map_or(path, |(_, leaf)| leaf);
-    let hint = format!("did you mean `{leaf}`?");
+    // `b` is `a` or lies under it (`a.x`, `a[0]`).
     let related = |a: &str, b: &str| {
-        a.is_empty() || a == b || b.starts_with(&format!("{a}.")) || b.starts_with(&format!("{a}["))
+        a.is_empty()
+            || b.strip_prefix(a)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    };
+    let hints_leaf = |message: &str| {
+        message
+            .strip_suffix("`?")
+            .and_then(|m| m.strip_suffix(leaf))
+            .is_some_and(|m| m.ends_with("did you mean `"))
     };
     problems.iter().any(|p| {
         related(&p.path, path)
             || related(path, &p.path)
-            || (p.message.ends_with(&hint) && parent_of(&p.path) == parent_of(path))
+            || (hints_leaf(&p.message) && parent_of(&p.path) == parent_of(path))
     })
 }
 
@@ -375,7 +414,18 @@ fn located(file: &str, position: &Option<LineCol>) -> String {
 }
 
 fn render_problems(file: &str, problems: &[Problem]) -> String {
-    let lines: Vec<String> = problems.iter().map(|p| format!("{file}: {p}")).collect();
+    let mut lines: Vec<String> = problems
+        .iter()
+        .take(MAX_REPORTED_PROBLEMS)
+        .map(|p| format!("{file}: {p}"))
+        .collect();
+    if let Some(more) = problems
+        .len()
+        .checked_sub(MAX_REPORTED_PROBLEMS)
+        .filter(|n| *n > 0)
+    {
+        lines.push(format!("{file}: and {more} more problems"));
+    }
     lines.join("\n")
 }
 
@@ -421,14 +471,50 @@ pub fn load_str(
     merge(yaml, file_name, overrides)
 }
 
+/// Reads the file, refusing one over [`MAX_CONFIG_BYTES`] without reading more than one byte past
+/// the limit (a file may grow, or be a pipe, after it is measured).
 fn read_file(path: &Path, file: &str) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+    use std::io::Read;
+    let unreadable = |source| ConfigError::Unreadable {
         file: file.to_string(),
         source,
-    })
+    };
+    let handle = std::fs::File::open(path).map_err(unreadable)?;
+    let size = handle.metadata().map_err(unreadable)?.len();
+    let too_large = |size| ConfigError::TooLarge {
+        file: file.to_string(),
+        size,
+    };
+    if size > MAX_CONFIG_BYTES as u64 {
+        return Err(too_large(size));
+    }
+    let mut text = String::new();
+    handle
+        .take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(unreadable)?;
+    if text.len() > MAX_CONFIG_BYTES {
+        return Err(too_large(text.len() as u64));
+    }
+    Ok(text)
 }
 
 fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Config, ConfigError> {
+    if yaml.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            file: file.to_string(),
+            size: yaml.len() as u64,
+        });
+    }
+    if let Some(position) = depth::too_deep(yaml, MAX_YAML_DEPTH) {
+        return Err(ConfigError::Syntax {
+            file: file.to_string(),
+            position: Some(position),
+            message: format!(
+                "flow collections (`[`, `{{`) nested more than {MAX_YAML_DEPTH} deep, the limit"
+            ),
+        });
+    }
     let document = parse_yaml(yaml, file)?;
     let mut problems = Vec::new();
     let mut raw = schema::read(&document, &mut problems);
@@ -456,13 +542,15 @@ fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Conf
 /// keeping the order within a key. Positions inside the file are not known, so this is as close
 /// to document order as the problems get.
 fn sort_like_document(problems: &mut [Problem], document: &serde_yaml::Value) {
-    let top_keys: Vec<&str> = match document {
-        serde_yaml::Value::Mapping(map) => map.keys().filter_map(|k| k.as_str()).collect(),
-        _ => Vec::new(),
-    };
-    problems.sort_by_key(|p| {
+    let mut top_keys: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    if let serde_yaml::Value::Mapping(map) = document {
+        for (i, key) in map.keys().filter_map(|k| k.as_str()).enumerate() {
+            top_keys.entry(key).or_insert(i);
+        }
+    }
+    problems.sort_by_cached_key(|p| {
         let top = p.path.split(['.', '[']).next().unwrap_or_default();
-        match top_keys.iter().position(|k| *k == top) {
+        match top_keys.get(top) {
             _ if p.path.is_empty() => 0,
             Some(i) => i + 1,
             None => usize::MAX,

@@ -8,11 +8,12 @@
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
 use super::{
-    LabelSelector, MessageData, MessageDecisionConfig, ParamConfig, Problem, already_reported,
+    LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MessageData,
+    MessageDecisionConfig, ParamConfig, Problem, already_reported,
 };
 use crate::cel::diag::nearest;
 use serde_yaml::{Mapping, Number, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The deepest `message_data` nesting accepted.
 pub(super) const MAX_DEPTH: usize = 32;
@@ -188,6 +189,14 @@ fn number_literal(n: &Number) -> Option<String> {
         .map(|f| format!("{f:?}"))
 }
 
+/// The problem of a CEL expression over [`MAX_EXPRESSION_BYTES`].
+fn too_long(text: &str) -> String {
+    format!(
+        "CEL expression is {} bytes, longer than the limit of {MAX_EXPRESSION_BYTES} bytes",
+        text.len()
+    )
+}
+
 /// A YAML number as a scalar of `kind`.
 fn number_scalar(kind: Kind, n: &Number) -> Result<Scalar, String> {
     match kind {
@@ -216,7 +225,16 @@ impl Reader<'_> {
     }
 
     fn unknown_key(&mut self, path: &str, key: &str, names: &[&'static str]) {
-        let message = match nearest(key, names.iter().copied()) {
+        // No known name is near a key this long; measuring the distance would only cost time.
+        const NEAR_LEN: usize = 64;
+        if self.problems.len() >= MAX_REPORTED_PROBLEMS {
+            // Past what is listed, a suggestion would never be read.
+            return self.problem(path, "unknown key");
+        }
+        let near = (key.len() <= NEAR_LEN)
+            .then(|| nearest(key, names.iter().copied()))
+            .flatten();
+        let message = match near {
             Some(near) => format!("unknown key, did you mean `{near}`?"),
             None => {
                 let all: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -302,14 +320,26 @@ impl Reader<'_> {
     }
 
     /// A required, non-blank string field of an entry: reports `required` or `must not be empty`.
-    fn required_text(&mut self, value: Option<String>, path: &str) -> String {
+    /// Problems about the field can only be among those reported since index `since` (where its
+    /// entry began), so only those are searched: many entries stay linear.
+    fn required_text(&mut self, value: Option<String>, path: &str, since: usize) -> String {
         match value {
             Some(text) if text.trim().is_empty() => self.problem(path, "must not be empty"),
             Some(text) => return text,
-            None if already_reported(self.problems, path) => {}
+            None if already_reported(&self.problems[since..], path) => {}
             None => self.problem(path, "required"),
         }
         String::new()
+    }
+
+    /// A required CEL expression: [`Reader::required_text`], at most [`MAX_EXPRESSION_BYTES`].
+    fn required_expr(&mut self, value: Option<String>, path: &str, since: usize) -> String {
+        let text = self.required_text(value, path, since);
+        if text.len() > MAX_EXPRESSION_BYTES {
+            self.problem(path, too_long(&text));
+            return String::new();
+        }
+        text
     }
 
     fn resource_selector(&mut self, value: &Value, path: &str) -> Vec<LabelSelector> {
@@ -368,6 +398,7 @@ impl Reader<'_> {
     }
 
     fn message_decision(&mut self, value: &Value, path: &str) -> Option<MessageDecisionConfig> {
+        let since = self.problems.len();
         let map = self.mapping(value, path)?;
         let (mut params, mut result) = (Vec::new(), None);
         for (k, v) in map {
@@ -379,7 +410,7 @@ impl Reader<'_> {
                 _ => self.unknown_key(&child, &key, &["params", "result"]),
             }
         }
-        let result = self.required_text(result, &join(path, "result"));
+        let result = self.required_expr(result, &join(path, "result"), since);
         Some(MessageDecisionConfig { params, result })
     }
 
@@ -396,9 +427,19 @@ impl Reader<'_> {
                 return Vec::new();
             }
         };
-        let mut params: Vec<ParamConfig> = Vec::new();
+        if items.len() > MAX_PARAMS {
+            let message = format!(
+                "{} params, more than the limit of {MAX_PARAMS}",
+                items.len()
+            );
+            self.problem(path, message);
+            return Vec::new();
+        }
+        let mut params: Vec<ParamConfig> = Vec::with_capacity(items.len());
+        let mut first_of: HashMap<String, usize> = HashMap::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{i}]");
+            let since = self.problems.len();
             let Some(map) = self.entry_mapping(item, &item_path) else {
                 continue;
             };
@@ -413,16 +454,17 @@ impl Reader<'_> {
                 }
             }
             let name_path = join(&item_path, "name");
-            let name = self.required_text(name, &name_path);
-            if let Some(first) = params
-                .iter()
-                .position(|p| !name.is_empty() && p.name == name)
-            {
-                let message =
-                    format!("param {name:?} is defined more than once, first at {path}[{first}]");
-                self.problem(&name_path, message);
+            let name = self.required_text(name, &name_path, since);
+            if !name.is_empty() {
+                let first = *first_of.entry(name.clone()).or_insert(params.len());
+                if first != params.len() {
+                    let message = format!(
+                        "param {name:?} is defined more than once, first at {path}[{first}]"
+                    );
+                    self.problem(&name_path, message);
+                }
             }
-            let expr = self.required_text(expr, &join(&item_path, "expr"));
+            let expr = self.required_expr(expr, &join(&item_path, "expr"), since);
             params.push(ParamConfig { name, expr });
         }
         params
@@ -462,6 +504,10 @@ impl Reader<'_> {
                 describe(other)
             )),
         };
+        let leaf = leaf.and_then(|text| match text.len() > MAX_EXPRESSION_BYTES {
+            true => Err(too_long(&text)),
+            false => Ok(text),
+        });
         match leaf {
             Ok(text) => Some(MessageData::Leaf(text)),
             Err(message) => {

@@ -31,6 +31,7 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
     let topic = c.text(Key::Topic).unwrap_or_default();
     let log = c.log();
     let message_data = c.message_data();
+    check_label_keys(&raw.resource_selector, c.problems);
     Some(Config {
         sentinel,
         resource_type,
@@ -49,6 +50,25 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
     })
 }
 
+/// Reports selector label keys with characters outside `[A-Za-z0-9._/-]`: the API's search
+/// language would read them as syntax (a key holding ` or ` turns the search's AND into an OR).
+/// Values are quoted and escaped, so any value is fine; an empty key is reported elsewhere.
+fn check_label_keys(selectors: &[super::LabelSelector], problems: &mut Vec<Problem>) {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-');
+    for (i, selector) in selectors.iter().enumerate() {
+        if !selector.label.is_empty() && !selector.label.chars().all(allowed) {
+            problems.push(Problem {
+                path: format!("resource_selector[{i}].label"),
+                message: format!(
+                    "label key {:?} may contain only letters, digits, `.`, `_`, `/` and `-`",
+                    selector.label
+                ),
+                source: None,
+            });
+        }
+    }
+}
+
 /// Whether `text` is one URL path segment of RFC 3986 unreserved characters.
 fn is_path_segment(text: &str) -> bool {
     let unreserved = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
@@ -58,6 +78,8 @@ fn is_path_segment(text: &str) -> bool {
 /// Checks a base URL and returns it without surrounding spaces and trailing slashes.
 fn check_base_url(text: &str) -> Result<String, String> {
     let trimmed = text.trim();
+    // Messages echo the URL with any password masked.
+    let text = &crate::sentinel::broker::config::mask_url(text);
     if trimmed.is_empty() {
         return Err("must not be empty".to_string());
     }

@@ -16,6 +16,10 @@ use std::time::Duration;
 pub enum Fault {
     /// Answer with this HTTP status and a problem+json body.
     Status(u16),
+    /// Answer with this HTTP status, a problem+json body and this `Retry-After` header value.
+    RetryAfter(u16, String),
+    /// Answer 200 with this body as `application/json` (an envelope the API should not send).
+    Body(String),
     /// Wait this long, then answer normally (longer than the client timeout: a timeout).
     Delay(Duration),
     /// Answer 200 with a truncated, unparseable JSON body.

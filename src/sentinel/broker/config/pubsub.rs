@@ -34,7 +34,7 @@ pub(super) fn read(r: &mut Reader, value: Option<&Value>) -> PubSubConfig {
         ack_deadline_seconds: r.int(m, S, "ack_deadline_seconds").unwrap_or(0),
         message_retention_duration: r.string(m, S, "message_retention_duration"),
         expiration_ttl: r.string(m, S, "expiration_ttl"),
-        enable_message_ordering: r.boolean(m, S, "enable_message_ordering"),
+        enable_message_ordering: r.boolean(m, S, "enable_message_ordering").unwrap_or(false),
         retry_min_backoff: r.string(m, S, "retry_min_backoff"),
         retry_max_backoff: r.string(m, S, "retry_max_backoff"),
         dead_letter_topic: r.string(m, S, "dead_letter_topic"),
@@ -43,8 +43,10 @@ pub(super) fn read(r: &mut Reader, value: Option<&Value>) -> PubSubConfig {
         max_outstanding_messages: r.int(m, S, "max_outstanding_messages").unwrap_or(0),
         max_outstanding_bytes: r.int(m, S, "max_outstanding_bytes").unwrap_or(0),
         num_goroutines: r.int(m, S, "num_goroutines").unwrap_or(0),
-        create_topic_if_missing: r.boolean(m, S, "create_topic_if_missing"),
-        create_subscription_if_missing: r.boolean(m, S, "create_subscription_if_missing"),
+        create_topic_if_missing: r.boolean(m, S, "create_topic_if_missing").unwrap_or(false),
+        create_subscription_if_missing: r
+            .boolean(m, S, "create_subscription_if_missing")
+            .unwrap_or(false),
     }
 }
 

@@ -4,27 +4,38 @@
 
 use lapin::uri::AMQPUri;
 
-/// The URL with its password replaced by `****` (`amqp://guest:****@host:5672/`); URLs without a
-/// password come back unchanged.
+/// The URL with its password replaced by `****` (`amqp://guest:****@host:5672/`), as Go's
+/// `url.Redacted` does; the one function every URL we print goes through (config dump, the
+/// `debug_config` log, API and broker errors). A URL without a password comes back unchanged.
+///
+/// It works on the text, not on a parse, so a malformed URL is masked too: the userinfo is what
+/// lies between the authority's start (after `scheme://`, after `scheme:/`, or the start of the
+/// text when it has no scheme) and the last `@`, and everything after its first `:` is masked.
+/// Taking the last `@` of the whole text means a password holding `@`, `/`, `?` or `#` is still
+/// masked whole, at the price of masking a little too much when a path or query holds an `@`
+/// after a `:` (`http://h:80/a@b` → `http://h:****@b`).
 pub fn mask_url(url: &str) -> String {
-    let Some((user_start, at)) = userinfo(url) else {
+    let start = authority_start(url);
+    let Some(at) = url[start..].rfind('@').map(|i| start + i) else {
         return url.to_owned();
     };
-    match url[user_start..at].find(':') {
-        Some(colon) => format!("{}:****{}", &url[..user_start + colon], &url[at..]),
+    match url[start..at].find(':') {
+        Some(colon) => format!("{}:****{}", &url[..start + colon], &url[at..]),
         None => url.to_owned(),
     }
 }
 
-/// Byte offsets of the userinfo in `scheme://user:pass@host/...`: (start, index of '@'). None
-/// when there is no userinfo.
-fn userinfo(url: &str) -> Option<(usize, usize)> {
-    let start = url.find("://")? + 3;
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    let at = url[start..end].rfind('@')? + start;
-    Some((start, at))
+/// Where the authority begins: after `scheme://` or `scheme:/` (any number of slashes), else 0.
+fn authority_start(url: &str) -> usize {
+    let scheme_len = url
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        .count();
+    let rest = &url[scheme_len..];
+    match rest.strip_prefix(':') {
+        Some(after) if after.starts_with('/') => url.len() - after.trim_start_matches('/').len(),
+        _ => 0,
+    }
 }
 
 /// Parses an `amqp://` or `amqps://` URL into lapin's form, fixing up the two places where lapin
@@ -92,6 +103,29 @@ mod tests {
         );
         assert_eq!(mask_url("amqp://localhost/a@b"), "amqp://localhost/a@b");
         assert_eq!(mask_url("not a url"), "not a url");
+        assert_eq!(mask_url("http://user:pass@host"), "http://user:****@host");
+    }
+
+    #[test]
+    fn masks_malformed_urls_too() {
+        for (url, masked) in [
+            ("amqp:/guest:pw@host", "amqp:/guest:****@host"),
+            ("amqp:guest:pw@host", "amqp:****@host"),
+            ("guest:pw@host:5672", "guest:****@host:5672"),
+            ("amqp://u:p/w@host/vh", "amqp://u:****@host/vh"),
+            ("amqp://u:p#w@host", "amqp://u:****@host"),
+            ("amqp://u:p?w@host", "amqp://u:****@host"),
+            ("amqp://:pw@host", "amqp://:****@host"),
+            ("://u:pw@h", "://u:****@h"),
+            ("amqp:///u:pw@h", "amqp:///u:****@h"),
+            ("é://u:pw@h", "é:****@h"),
+            ("@", "@"),
+            (":@", ":****@"),
+            ("", ""),
+        ] {
+            assert_eq!(mask_url(url), masked, "{url:?}");
+            assert!(!mask_url(url).contains("pw"), "{url:?}");
+        }
     }
 
     #[test]
