@@ -7,14 +7,16 @@
 //! to evaluate for lack of a name or overload: every failure at decision time is a CEL runtime
 //! error of that one resource, reported in the decision's reason.
 
+use crate::cel::check::{VarDecl, check_with_warnings};
 use crate::cel::diag::{self, Diagnostic};
 use crate::cel::interp::{self, Activation};
 use crate::cel::jit::{self, JitError, JitProgram, Outcome};
 use crate::cel::time::Timestamp;
 use crate::cel::typed::TExpr;
+use crate::cel::typed::Var;
 use crate::cel::types::Type;
 use crate::cel::value::{EvalError, EvalResult, Value};
-use crate::cel::{Env, check, parser};
+use crate::cel::{Env, parser};
 use crate::resource::Resource;
 use std::fmt;
 use std::sync::Arc;
@@ -103,8 +105,14 @@ impl fmt::Display for CompileError {
     }
 }
 
-/// Parses and checks one expression, attributing diagnostics to `origin`.
-pub fn compile_expr(source: &str, env: &Env, origin: String) -> Result<TExpr, ExprDiagnostics> {
+/// Parses and checks one expression, attributing diagnostics to `origin`; its warnings, if any,
+/// are added to `warnings`.
+pub fn compile_expr(
+    source: &str,
+    env: &Env,
+    origin: String,
+    warnings: &mut Vec<ExprDiagnostics>,
+) -> Result<TExpr, ExprDiagnostics> {
     let located = |diagnostics| ExprDiagnostics {
         origin: origin.clone(),
         source: source.to_string(),
@@ -117,11 +125,138 @@ pub fn compile_expr(source: &str, env: &Env, origin: String) -> Result<TExpr, Ex
         )]));
     }
     let ast = parser::parse(source).map_err(located)?;
-    check(&ast, env).map_err(located)
+    let checked = check_with_warnings(&ast, env).map_err(located)?;
+    if !checked.warnings.is_empty() {
+        warnings.push(located(checked.warnings));
+    }
+    Ok(checked.expr)
+}
+
+/// The environment of a config's message_decision: [`Env::decision`] with the resource schema
+/// and constant-error checks of configs.
+fn decision_env() -> Env {
+    Env::decision(&[]).for_config(crate::resource::RESOURCE_FIELDS)
+}
+
+/// Warns of every `condition("T").status` read when no expression of the decision reads
+/// `condition("T").observed_generation`: the status-conditions ADR requires comparing a
+/// condition's observed generation with the resource's generation before trusting its status.
+fn unchecked_statuses(
+    params: &[Param],
+    result: &TExpr,
+    result_source: &str,
+    warnings: &mut Vec<ExprDiagnostics>,
+) {
+    let exprs = || {
+        params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
+                (origin, p.source.as_str(), &p.expr)
+            })
+            .chain(std::iter::once((
+                "message_decision.result".to_string(),
+                result_source,
+                result,
+            )))
+    };
+    let mut observed = std::collections::HashSet::new();
+    for (_, _, e) in exprs() {
+        condition_reads(e, &mut |name, field, _| {
+            if field == "observed_generation" {
+                observed.insert(name.to_string());
+            }
+        });
+    }
+    for (origin, source, e) in exprs() {
+        let mut diagnostics = Vec::new();
+        condition_reads(e, &mut |name, field, span| {
+            if field == "status" && !observed.contains(name) {
+                let d = Diagnostic::warning(
+                    format!(
+                        "condition \"{name}\"'s status is read but its observed_generation never is"
+                    ),
+                    span,
+                )
+                .with_label("may be the status of an older generation")
+                .with_note(format!(
+                    "a condition's status describes the generation it observed: compare \
+                     condition(\"{name}\").observed_generation with resource.generation before \
+                     trusting it (status-conditions ADR)"
+                ));
+                diagnostics.push(d);
+            }
+        });
+        if diagnostics.is_empty() {
+            continue;
+        }
+        // Merge with the expression's other warnings, in source order.
+        match warnings.iter_mut().find(|w| w.origin == origin) {
+            Some(w) => {
+                w.diagnostics.extend(diagnostics);
+                w.diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+            }
+            None => warnings.push(ExprDiagnostics {
+                origin,
+                source: source.to_string(),
+                diagnostics,
+            }),
+        }
+    }
+    warnings.sort_by_key(|w| config_order(&w.origin));
+}
+
+/// Orders origins as the config does: params by index, then the result.
+fn config_order(origin: &str) -> usize {
+    origin
+        .strip_prefix("message_decision.params[")
+        .and_then(|rest| rest.split(']').next())
+        .and_then(|i| i.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+/// Calls `f(name, field, span)` for every `condition("name").field` in `e`.
+fn condition_reads(e: &TExpr, f: &mut impl FnMut(&str, &str, crate::cel::span::Span)) {
+    use crate::cel::typed::{Builtin, TExprKind as K};
+    match &e.kind {
+        K::Const(_) | K::Var(_) => {}
+        K::Select(target, field) | K::Has(target, field) => {
+            if let K::Call(Builtin::Condition, args) = &target.kind
+                && let [arg] = args.as_slice()
+                && let K::Const(Value::String(name)) = &arg.kind
+            {
+                f(name, &field.name, e.span);
+            }
+            condition_reads(target, f);
+        }
+        K::Not(a) | K::Neg(a) | K::MatchesConst(a, _) => condition_reads(a, f),
+        K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Index(a, b) => {
+            condition_reads(a, f);
+            condition_reads(b, f);
+        }
+        K::Cond(c, a, b) => {
+            condition_reads(c, f);
+            condition_reads(a, f);
+            condition_reads(b, f);
+        }
+        K::Call(_, items) | K::List(items) => items.iter().for_each(|i| condition_reads(i, f)),
+        K::Map(entries) => entries.iter().for_each(|(k, v)| {
+            condition_reads(k, f);
+            condition_reads(v, f);
+        }),
+        K::Comprehension(c) => {
+            condition_reads(&c.range, f);
+            if let Some(filter) = &c.filter {
+                condition_reads(filter, f);
+            }
+            condition_reads(&c.body, f);
+        }
+    }
 }
 
 /// Why a param may not have this name: empty, a duplicate, or a built-in name.
-fn name_problem(earlier: &[ParamSource], name: &str) -> Option<String> {
+fn name_problem(earlier: &std::collections::HashSet<&str>, name: &str) -> Option<String> {
     if name.trim().is_empty() {
         return Some("param name is empty".into());
     }
@@ -130,7 +265,7 @@ fn name_problem(earlier: &[ParamSource], name: &str) -> Option<String> {
             "param name \"{name}\" is reserved: it would hide the built-in `{name}`"
         ));
     }
-    if earlier.iter().any(|p| p.name == name) {
+    if earlier.contains(name) {
         return Some(format!("param name \"{name}\" is declared twice"));
     }
     None
@@ -156,6 +291,9 @@ pub struct Program {
     pub result_source: String,
     /// The result expression.
     pub result: TExpr,
+    /// What compiled but looks wrong (unknown resource fields, a condition's status read
+    /// without its observed generation), per expression in config order.
+    pub warnings: Vec<ExprDiagnostics>,
 }
 
 /// Why a resource is published or skipped. Displays as the exact reason text of the Go sentinel.
@@ -218,10 +356,15 @@ impl Program {
     /// problem of every expression.
     pub fn compile(src: &DecisionSource) -> Result<Program, CompileError> {
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         let mut params = Vec::with_capacity(src.params.len());
-        let mut scope: Vec<(String, Type)> = Vec::new();
+        // One environment grows param by param (linear in the number of params).
+        let mut env = decision_env();
+        env.later_params = src.params.iter().rev().map(|q| q.name.clone()).collect();
+        let mut seen = std::collections::HashSet::with_capacity(src.params.len());
         for (i, p) in src.params.iter().enumerate() {
-            if let Some(problem) = name_problem(&src.params[..i], &p.name) {
+            env.later_params.pop();
+            if let Some(problem) = name_problem(&seen, &p.name) {
                 let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
                 let d = Diagnostic::new(problem, Default::default());
                 errors.push(ExprDiagnostics {
@@ -230,30 +373,37 @@ impl Program {
                     diagnostics: vec![d],
                 });
             }
-            let mut env = Env::decision(&scope);
+            seen.insert(p.name.as_str());
             env.current = Some(p.name.clone());
-            env.later_params = src.params[i + 1..].iter().map(|q| q.name.clone()).collect();
             let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
-            match compile_expr(&p.expr, &env, origin) {
+            let ty = match compile_expr(&p.expr, &env, origin, &mut warnings) {
                 Ok(expr) => {
-                    scope.push((p.name.clone(), expr.ty.clone()));
+                    let ty = expr.ty.clone();
                     params.push(Param {
                         name: Arc::from(p.name.as_str()),
                         source: p.expr.clone(),
                         expr,
                     });
+                    ty
                 }
                 Err(e) => {
                     // Later params still see the name, typed dyn, so one mistake is reported once.
-                    scope.push((p.name.clone(), Type::Dyn));
                     errors.push(e);
+                    Type::Dyn
                 }
-            }
+            };
+            env.push(VarDecl {
+                name: p.name.clone(),
+                ty,
+                var: Var::Slot(i),
+            });
         }
+        env.current = None;
         let result = match compile_expr(
             &src.result,
-            &Env::decision(&scope),
+            &env,
             "message_decision.result".into(),
+            &mut warnings,
         ) {
             Ok(expr) if !expr.ty.assignable_to(&Type::Bool) => {
                 let d = Diagnostic::new(
@@ -274,11 +424,15 @@ impl Program {
             }
         };
         match result {
-            Some(result) if errors.is_empty() => Ok(Program {
-                params,
-                result_source: src.result.clone(),
-                result,
-            }),
+            Some(result) if errors.is_empty() => {
+                unchecked_statuses(&params, &result, &src.result, &mut warnings);
+                Ok(Program {
+                    params,
+                    result_source: src.result.clone(),
+                    result,
+                    warnings,
+                })
+            }
             _ => Err(CompileError { exprs: errors }),
         }
     }

@@ -19,6 +19,7 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct MessageDataProgram {
     fields: Vec<(String, Node)>,
+    warnings: Vec<ExprDiagnostics>,
 }
 
 #[derive(Clone, Debug)]
@@ -43,25 +44,33 @@ pub struct Omitted {
 impl MessageDataProgram {
     /// Compiles every leaf (each sees `resource` and `reason`), reporting every problem.
     pub fn compile(data: &MessageData) -> Result<MessageDataProgram, CompileError> {
-        let env = Env::message_data();
+        let env = Env::message_data().for_config(crate::resource::RESOURCE_FIELDS);
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         let fields = match data {
             MessageData::Object(fields) => {
-                compile_fields(fields, "message_data", &env, &mut errors)
+                compile_fields(fields, "message_data", &env, &mut errors, &mut warnings)
             }
             MessageData::Leaf(_) => {
                 let mut out = Vec::new();
-                if let Some(node) = compile_node(data, "message_data", &env, &mut errors) {
+                if let Some(node) =
+                    compile_node(data, "message_data", &env, &mut errors, &mut warnings)
+                {
                     out.push(("message_data".to_string(), node));
                 }
                 out
             }
         };
         if errors.is_empty() {
-            Ok(MessageDataProgram { fields })
+            Ok(MessageDataProgram { fields, warnings })
         } else {
             Err(CompileError { exprs: errors })
         }
+    }
+
+    /// What compiled but looks wrong (unknown resource fields), per leaf in key order.
+    pub fn warnings(&self) -> &[ExprDiagnostics] {
+        &self.warnings
     }
 
     /// The leaves as `(dotted path, source, type)`, in key order, for `sentinel check`.
@@ -93,12 +102,13 @@ fn compile_fields(
     path: &str,
     env: &Env,
     errors: &mut Vec<ExprDiagnostics>,
+    warnings: &mut Vec<ExprDiagnostics>,
 ) -> Vec<(String, Node)> {
     fields
         .iter()
         .filter_map(|(key, value)| {
             let child = format!("{path}.{key}");
-            compile_node(value, &child, env, errors).map(|node| (key.clone(), node))
+            compile_node(value, &child, env, errors, warnings).map(|node| (key.clone(), node))
         })
         .collect()
 }
@@ -108,9 +118,10 @@ fn compile_node(
     path: &str,
     env: &Env,
     errors: &mut Vec<ExprDiagnostics>,
+    warnings: &mut Vec<ExprDiagnostics>,
 ) -> Option<Node> {
     match data {
-        MessageData::Leaf(source) => match compile_expr(source, env, path.to_string()) {
+        MessageData::Leaf(source) => match compile_expr(source, env, path.to_string(), warnings) {
             Ok(expr) => Some(Node::Leaf {
                 path: path.to_string(),
                 source: source.clone(),
@@ -121,9 +132,9 @@ fn compile_node(
                 None
             }
         },
-        MessageData::Object(fields) => {
-            Some(Node::Object(compile_fields(fields, path, env, errors)))
-        }
+        MessageData::Object(fields) => Some(Node::Object(compile_fields(
+            fields, path, env, errors, warnings,
+        ))),
     }
 }
 

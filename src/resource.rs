@@ -60,6 +60,26 @@ pub const CONDITION_FIELDS: [&str; 8] = [
     "observed_generation",
 ];
 
+/// The fields of a HyperFleet resource: the union of the `Cluster` and `NodePool` schemas of
+/// the HyperFleet API (hyperfleet-api-openapi.yaml). The checker warns on `resource.<other>`.
+pub const RESOURCE_FIELDS: &[&str] = &[
+    "created_by",
+    "created_time",
+    "deleted_by",
+    "deleted_time",
+    "generation",
+    "href",
+    "id",
+    "kind",
+    "labels",
+    "name",
+    "owner_references",
+    "spec",
+    "status",
+    "updated_by",
+    "updated_time",
+];
+
 static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
 static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
     let empty = || Ok(EMPTY.clone());

@@ -3,7 +3,9 @@
 //! Invariant: a [`Rules`] value only exists for a config whose every CEL expression compiled,
 //! so the daemon cannot fail later for a name, type or syntax error.
 
-use crate::decision::{CompileError, Compiled, DecisionSource, Engine, ParamSource, Program};
+use crate::decision::{
+    CompileError, Compiled, DecisionSource, Engine, ExprDiagnostics, ParamSource, Program,
+};
 use crate::message_data::MessageDataProgram;
 use crate::sentinel::config::{Config, MessageData};
 
@@ -15,6 +17,25 @@ pub struct Rules {
     pub decision: Compiled,
     /// message_data.
     pub message_data: MessageDataProgram,
+}
+
+impl Rules {
+    /// What compiled but looks wrong, per expression in config order (message_decision first):
+    /// printed by `sentinel check`, logged by `serve` at start-up.
+    pub fn warnings(&self) -> impl Iterator<Item = &ExprDiagnostics> {
+        let decision = self.decision.program().warnings.iter();
+        decision.chain(self.message_data.warnings())
+    }
+
+    /// Logs every warning (WARN), one event per diagnostic: for `serve` at start-up.
+    pub fn log_warnings(&self) {
+        for w in self.warnings() {
+            for d in &w.diagnostics {
+                let notes = d.notes.join("; ");
+                tracing::warn!(origin = %w.origin, expr = %w.source, notes = %notes, "{}", d.message);
+            }
+        }
+    }
 }
 
 impl Rules {

@@ -18,12 +18,17 @@ fn parse_stage(file_name: &str, src: &str) -> String {
     }
 }
 
-/// The `check` stage: the expression checked in the message_decision environment (`resource`,
-/// `now`, `condition`): its type, or the rendered diagnostics.
+/// The `check` stage: the expression checked in a config's message_decision environment
+/// (`resource` with its schema, `now`, `condition`): any warnings and its type, or the rendered
+/// diagnostics.
 fn check_stage(file_name: &str, src: &str) -> String {
-    let env = sentinel::cel::Env::decision(&[]);
-    match parse(src).and_then(|ast| sentinel::cel::check(&ast, &env)) {
-        Ok(typed) => format!("type: {}\n", typed.ty),
+    let env = sentinel::cel::Env::decision(&[]).for_config(sentinel::resource::RESOURCE_FIELDS);
+    match parse(src).and_then(|ast| sentinel::cel::check::check_with_warnings(&ast, &env)) {
+        Ok(checked) => format!(
+            "{}type: {}\n",
+            diag::render(&checked.warnings, file_name, src),
+            checked.expr.ty
+        ),
         Err(diags) => diag::render(&diags, file_name, src),
     }
 }

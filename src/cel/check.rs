@@ -15,6 +15,7 @@ use super::span::Span;
 use super::typed::{Builtin, Field, TComprehension, TExpr, TExprKind, Var};
 use super::types::Type;
 use super::value::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A declared variable of an environment.
@@ -29,19 +30,63 @@ pub struct VarDecl {
 }
 
 /// What an expression may refer to.
+///
+/// Name lookups are hashed, so checking a decision with thousands of params stays linear: one
+/// `Env` grows by [`Env::push`] as the params compile instead of being rebuilt per param.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
-    /// Variables in scope.
-    pub vars: Vec<VarDecl>,
+    /// Variables in scope (lookup goes through `index`; add with [`Env::push`]).
+    vars: Vec<VarDecl>,
+    /// Each variable's position in `vars` by name (the last declared wins).
+    index: HashMap<String, usize>,
     /// Whether `condition(name)` is available.
     pub condition: bool,
-    /// Params declared after the one being checked (not in scope, named in diagnostics).
+    /// Params declared after the one being checked (not in scope, named in diagnostics), in
+    /// reverse authored order so that the next param's name is popped off the end.
     pub later_params: Vec<String>,
     /// The name of the param being checked, for diagnostics.
     pub current: Option<String>,
+    /// The resource's known field names (the HyperFleet schema): `resource.<other>` is a
+    /// warning with a suggestion. Empty: no schema, no warnings.
+    pub resource_fields: &'static [&'static str],
+    /// Whether a constant call that always fails (`duration("30x")`) is a load-time error
+    /// (configs) rather than a runtime error of every evaluation (conformance tests).
+    pub const_errors: bool,
 }
 
 impl Env {
+    /// Adds a variable (hiding any earlier one of the same name).
+    pub fn push(&mut self, decl: VarDecl) {
+        self.index.insert(decl.name.clone(), self.vars.len());
+        self.vars.push(decl);
+    }
+
+    /// The variable named `name`, if declared.
+    pub fn var(&self, name: &str) -> Option<&VarDecl> {
+        self.index.get(name).map(|&i| &self.vars[i])
+    }
+
+    /// Every declared variable, in declaration order.
+    pub fn vars(&self) -> &[VarDecl] {
+        &self.vars
+    }
+
+    /// This environment as a config's expressions see it: `resource` has the fields
+    /// `resource_fields` (others warn) and constant calls that always fail are errors.
+    pub fn for_config(mut self, resource_fields: &'static [&'static str]) -> Env {
+        self.resource_fields = resource_fields;
+        self.const_errors = true;
+        self
+    }
+
+    fn from_vars(vars: Vec<VarDecl>) -> Env {
+        let mut env = Env::default();
+        for d in vars {
+            env.push(d);
+        }
+        env
+    }
+
     /// The environment of a message_decision param or result: `resource`, `now`,
     /// `condition(name)` and the params declared before it with their inferred types.
     pub fn decision(earlier: &[(String, Type)]) -> Env {
@@ -63,9 +108,8 @@ impl Env {
             var: Var::Slot(i),
         }));
         Env {
-            vars,
             condition: true,
-            ..Env::default()
+            ..Env::from_vars(vars)
         }
     }
 
@@ -83,10 +127,7 @@ impl Env {
                 var: Var::Reason,
             },
         ];
-        Env {
-            vars,
-            ..Env::default()
-        }
+        Env::from_vars(vars)
     }
 
     /// An environment of declared variables bound to slots in order (standalone expressions,
@@ -101,23 +142,40 @@ impl Env {
                 var: Var::Slot(i),
             })
             .collect();
-        Env {
-            vars,
-            ..Env::default()
-        }
+        Env::from_vars(vars)
     }
 }
 
-/// Type-checks an expression in an environment.
+/// Type-checks an expression in an environment (dropping any warnings).
 pub fn check(expr: &Expr, env: &Env) -> Result<TExpr, Vec<Diagnostic>> {
+    check_with_warnings(expr, env).map(|checked| checked.expr)
+}
+
+/// A type-checked expression and the warnings checking it found.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The typed tree.
+    pub expr: TExpr,
+    /// Warnings (never errors), in source order.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Type-checks an expression in an environment, keeping the warnings. On failure returns the
+/// errors only: warnings are reported once the expression compiles.
+pub fn check_with_warnings(expr: &Expr, env: &Env) -> Result<Checked, Vec<Diagnostic>> {
     let mut checker = Checker {
         env,
         locals: Vec::new(),
         diags: Vec::new(),
+        warnings: Vec::new(),
     };
     let typed = checker.expr(expr);
     if checker.diags.is_empty() {
-        Ok(typed)
+        checker.warnings.sort_by_key(|d| (d.span.start, d.span.end));
+        Ok(Checked {
+            expr: typed,
+            warnings: checker.warnings,
+        })
     } else {
         Err(checker.diags)
     }
@@ -127,6 +185,7 @@ struct Checker<'e> {
     env: &'e Env,
     locals: Vec<(String, Type)>,
     diags: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
 }
 
 /// The dotted name an identifier or a chain of field selections spells (`google.protobuf`).
@@ -191,7 +250,7 @@ impl Checker<'_> {
             let ty = self.locals[depth].1.clone();
             return node(TExprKind::Var(Var::Local(depth)), ty, span);
         }
-        if let Some(decl) = self.env.vars.iter().find(|d| d.name == name) {
+        if let Some(decl) = self.env.var(name) {
             return node(TExprKind::Var(decl.var), decl.ty.clone(), span);
         }
         if let Some(ty) = Type::from_name(name) {
@@ -288,6 +347,9 @@ impl Checker<'_> {
             return node(TExprKind::Const(Value::Type(ty)), Type::Type, span);
         }
         let t = self.expr(target);
+        if t.ty == Type::Resource {
+            self.resource_field(field, span);
+        }
         let field_ty = match &t.ty {
             Type::Dyn => Some(Type::Dyn),
             Type::Map(k, v) if k.assignable_to(&Type::String) => Some((**v).clone()),
@@ -322,8 +384,27 @@ impl Checker<'_> {
         }
     }
 
+    /// Warns when `field` is not a field of the resource schema.
+    fn resource_field(&mut self, field: &str, span: Span) {
+        let known = self.env.resource_fields;
+        if known.is_empty() || known.contains(&field) {
+            return;
+        }
+        let mut d = Diagnostic::warning(format!("the resource has no field '{field}'"), span)
+            .with_label("not in the HyperFleet Cluster or NodePool schema");
+        if let Some(near) = nearest(field, known.iter().copied()) {
+            d = d.with_note(format!("did you mean `{near}`?"));
+        }
+        self.warnings.push(d);
+    }
+
     fn index(&mut self, target: &Expr, key: &Expr, span: Span) -> TExpr {
         let (t, k) = (self.expr(target), self.expr(key));
+        if t.ty == Type::Resource
+            && let TExprKind::Const(Value::String(name)) = &k.kind
+        {
+            self.resource_field(name, span);
+        }
         let ty = match (&t.ty, &k.ty) {
             (Type::List(elem), Type::Int | Type::Uint | Type::Dyn) => Some((**elem).clone()),
             (Type::Map(kt, vt), key_ty)
@@ -344,7 +425,7 @@ impl Checker<'_> {
     fn call(&mut self, target: Option<&Expr>, name: &str, args: &[Expr], span: Span) -> TExpr {
         // `strings.quote(s)`: a namespaced function, not a method on a variable named `strings`.
         let namespaced = matches!(target, Some(Expr { kind: ExprKind::Ident(ns), .. })
-            if ns == "strings" && !self.env.vars.iter().any(|d| d.name == "strings"));
+            if ns == "strings" && self.env.var("strings").is_none());
         let (receiver, full_name) = match target {
             Some(_) if namespaced => (None, format!("strings.{name}")),
             other => (other, name.to_string()),
@@ -431,7 +512,11 @@ impl Checker<'_> {
         }
         let kt = join_all(typed.iter().map(|(k, _)| &k.ty));
         let vt = join_all(typed.iter().map(|(_, v)| &v.ty));
-        node(TExprKind::Map(typed), Type::map(kt, vt), span)
+        let ty = Type::map(kt, vt);
+        match constant_map(&typed) {
+            Some(value) => node(TExprKind::Const(value), ty, span),
+            None => node(TExprKind::Map(typed), ty, span),
+        }
     }
 
     fn comprehension(&mut self, c: &ast::Comprehension, span: Span) -> TExpr {
@@ -490,8 +575,9 @@ impl Checker<'_> {
     }
 
     /// Folds a node whose operands are all constants into a constant, when it evaluates
-    /// without error. Erroring constant expressions stay as they are: they fail at run time,
-    /// exactly as they would unfolded.
+    /// without error. A constant call that errs (`duration("30x")`) is a load-time error when
+    /// the environment asks for it ([`Env::const_errors`]); otherwise erroring constant
+    /// expressions stay as they are and fail at run time, exactly as they would unfolded.
     fn fold(&mut self, e: TExpr) -> TExpr {
         let operands_const = match &e.kind {
             TExprKind::Not(a) | TExprKind::Neg(a) => is_const(a),
@@ -506,9 +592,60 @@ impl Checker<'_> {
         }
         match interp::eval_constant(&e) {
             Ok(value) => node(TExprKind::Const(value), e.ty, e.span),
+            // An operand that is an earlier error's placeholder is not this call's fault.
+            Err(err)
+                if self.env.const_errors
+                    && matches!(&e.kind, TExprKind::Call(_, args)
+                        if !args.iter().any(is_error_placeholder)) =>
+            {
+                let d = Diagnostic::new(format!("this call always fails: {err}"), e.span)
+                    .with_label("fails for every resource")
+                    .with_note(
+                        "its arguments are constants, so it is evaluated when the rules load",
+                    );
+                self.error(d)
+            }
             Err(_) => e,
         }
     }
+}
+
+/// A map literal of constant keys and values as one constant, when it evaluates without error
+/// (supported, distinct keys). Linear: keys are compared through a hash set, so a literal of
+/// thousands of entries folds as fast as it parses (and the back ends see one constant).
+fn constant_map(entries: &[(TExpr, TExpr)]) -> Option<Value> {
+    /// A key under CEL equality: `1`, `1u` (and `1.0`, not a valid key) are one key.
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key<'a> {
+        Num(i128),
+        Bool(bool),
+        Str(&'a str),
+    }
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    let mut out = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let (TExprKind::Const(key), TExprKind::Const(value)) = (&k.kind, &v.kind) else {
+            return None;
+        };
+        let canonical = match key {
+            Value::Int(i) => Key::Num(i128::from(*i)),
+            Value::Uint(u) => Key::Num(i128::from(*u)),
+            Value::Bool(b) => Key::Bool(*b),
+            Value::String(s) => Key::Str(s),
+            // Not a map key: left to evaluation, which reports it.
+            _ => return None,
+        };
+        if !seen.insert(canonical) {
+            return None;
+        }
+        out.push((key.clone(), value.clone()));
+    }
+    Some(Value::Map(Arc::new(super::value::Map::from_entries(out))))
+}
+
+/// What [`Checker::error`] leaves in place of an erroneous subtree (or `dyn(null)`).
+fn is_error_placeholder(e: &TExpr) -> bool {
+    matches!(e.kind, TExprKind::Const(Value::Null)) && e.ty.is_dyn()
 }
 
 fn is_const(e: &TExpr) -> bool {

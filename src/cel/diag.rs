@@ -10,9 +10,22 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Config};
 
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// The expression does not compile.
+    #[default]
+    Error,
+    /// The expression compiles (the Go sentinel accepts it) but very likely does not do what
+    /// its author meant; printed by `sentinel check` and logged at `serve` start-up.
+    Warning,
+}
+
 /// One compile-time problem in one expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
     /// One lowercase line: what is wrong.
     pub message: String,
     /// The offending source text.
@@ -27,11 +40,25 @@ impl Diagnostic {
     /// A diagnostic with a message and a span, no label or notes.
     pub fn new(message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic {
+            severity: Severity::Error,
             message: message.into(),
             span,
             label: String::new(),
             notes: Vec::new(),
         }
+    }
+
+    /// A warning with a message and a span.
+    pub fn warning(message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::new(message, span)
+        }
+    }
+
+    /// Whether this is an error (not a warning).
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
 
     /// Adds the text shown under the caret.
@@ -47,8 +74,9 @@ impl Diagnostic {
     }
 }
 
-/// Renders diagnostics of one expression as plain text (no colour): the message, the origin with
-/// line:col, the source line and a caret under the span, then any notes.
+/// Renders diagnostics of one expression as plain text (no colour): `error:` or `warning:` and
+/// the message, the origin with line:col, the source line and a caret under the span, then any
+/// notes.
 pub fn render(diags: &[Diagnostic], origin: &str, source: &str) -> String {
     let file = SimpleFile::new(origin, source);
     let config = Config::default();
@@ -57,13 +85,21 @@ pub fn render(diags: &[Diagnostic], origin: &str, source: &str) -> String {
         // Clamp the span to the source so a stray span can never make rendering fail.
         let end = (d.span.end as usize).min(source.len());
         let start = (d.span.start as usize).min(end);
-        let cs = CsDiagnostic::error()
+        let head = match d.severity {
+            Severity::Error => CsDiagnostic::error(),
+            Severity::Warning => CsDiagnostic::warning(),
+        };
+        let cs = head
             .with_message(&d.message)
             .with_labels(vec![Label::primary((), start..end).with_message(&d.label)])
             .with_notes(d.notes.clone());
         if term::emit_to_string(&mut out, &config, &file, &cs).is_err() {
             // Rendering into memory only fails on a span codespan cannot place; fall back to text.
-            out.push_str(&format!("error: {} at {origin}\n", d.message));
+            let level = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            out.push_str(&format!("{level}: {} at {origin}\n", d.message));
         }
     }
     out

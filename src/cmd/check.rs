@@ -30,11 +30,17 @@ pub fn load_rules(config: Option<&Path>) -> Result<Rules, CmdError> {
     }
 }
 
-/// Runs `sentinel check`.
+/// The widest name column of the summary.
+const MAX_NAME_COLUMN: usize = 64;
+
+/// Runs `sentinel check`: the summary, after the warnings of the expressions that compiled.
 pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
     let (config, rules) = load(flags)?;
     let path = config::config_path(flags, &config::process_env);
     writeln!(out, "{}: ok", path.display())?;
+    for w in rules.warnings() {
+        write!(out, "{w}")?;
+    }
     writeln!(
         out,
         "resource_type: {}   poll_interval: {:?}   selector: {}",
@@ -49,13 +55,15 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
     };
     writeln!(out, "message_decision{origin}:")?;
     let program = rules.decision.program();
+    // The name column fits the longest name up to a bound: a longer name overflows its column
+    // (a formatting width must stay below 65,536).
     let width = program
         .params
         .iter()
-        .map(|p| p.name.len())
+        .map(|p| p.name.chars().count())
         .max()
         .unwrap_or(0)
-        .max(6);
+        .clamp(6, MAX_NAME_COLUMN);
     for p in &program.params {
         writeln!(
             out,

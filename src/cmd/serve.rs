@@ -114,6 +114,7 @@ pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
         info!("Loaded configuration:\n{}", config::dump(&config));
     }
     let rules = Arc::new(Rules::compile(&config)?);
+    rules.log_warnings();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -40,6 +40,14 @@ pub(crate) const RET_VALUE: u32 = 4;
 /// Expressions with more nodes than this run in the interpreter instead of being compiled.
 pub(crate) const MAX_NODES: usize = 20_000;
 
+/// A unit whose compiled expressions add up to more than this (nodes plus [`EXPR_COST`] each)
+/// is not compiled at all: code generation time grows faster than linearly with the size of
+/// one function, so rules of thousands of params run on the interpreter instead (linear).
+pub(crate) const MAX_UNIT_NODES: usize = 24_000;
+
+/// What one expression of a unit costs beyond its nodes (its slot, error checks and blocks).
+const EXPR_COST: usize = 16;
+
 /// How compilation runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
@@ -123,6 +131,19 @@ pub(crate) fn build(unit: &Unit<'_>, opts: &Options) -> Result<Built, JitError> 
         .chain(std::iter::once(count_nodes(unit.result)))
         .map(|nodes| (nodes > MAX_NODES).then(|| format!("too large to compile ({nodes} nodes)")))
         .collect();
+    let total: usize = unit
+        .params
+        .iter()
+        .map(|p| p.map_or(0, count_nodes))
+        .chain(std::iter::once(count_nodes(unit.result)))
+        .filter(|nodes| *nodes <= MAX_NODES)
+        .map(|nodes| nodes + EXPR_COST)
+        .sum();
+    if total > MAX_UNIT_NODES {
+        return Err(JitError::Codegen(format!(
+            "the rules are too large for native code ({total} weighted nodes, at most {MAX_UNIT_NODES})"
+        )));
+    }
     for _ in 0..=n {
         let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             attempt(unit, &fallback, opts)
