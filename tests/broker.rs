@@ -1071,3 +1071,55 @@ fn unknown_keys_are_ignored_and_listed() {
     let clean = parse_with("broker:\n  type: stdout\n", &[]).expect("valid");
     assert!(clean.ignored_keys.is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Readiness follows `connection.blocked` (the broker's resource alarm) end to end.
+
+/// Polls `liveness` until its problem is `want`, for at most 10 s.
+async fn wait_problem(liveness: &broker::Liveness, want: Option<&str>) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while liveness.problem().as_deref() != want {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "liveness stayed {:?}, expected {want:?}",
+            liveness.problem()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_connection_blocked_and_unblocked() {
+    let mut rig = rig().await;
+    let proxy = Proxy::start().await;
+    let topic = rig.exchange("blocked");
+    rig.declare(&topic, ExchangeKind::Fanout).await;
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+    let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect via proxy");
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
+    rig.next(&queue).await;
+    let liveness = publisher.liveness();
+    assert_eq!(liveness.problem(), None);
+
+    // The handshake is done and the connection idle: the broker "raises its memory alarm".
+    proxy.inject_blocked("low on memory");
+    wait_problem(
+        &liveness,
+        Some("RabbitMQ connection is blocked by the broker"),
+    )
+    .await;
+    assert!(publisher.is_connected(), "blocked is not disconnected");
+
+    proxy.inject_unblocked();
+    wait_problem(&liveness, None).await;
+    // The injected frames left the stream intact: the connection still publishes.
+    let after = event(2);
+    all_ok(&publisher.publish_batch(std::slice::from_ref(&after)).await);
+    assert_eq!(rig.next(&queue).await.data, after.to_bytes());
+    assert!(publisher.is_connected());
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
