@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use sentinel::sentinel::config::{
     Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
     MAX_CONFIG_BYTES, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH,
-    MessageData, MessageDecisionConfig, ParamConfig, config_path, dump, load, load_str,
+    MessageData, MessageDecisionConfig, config_path, dump, load, load_str,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -812,18 +812,7 @@ fn example_configs_load_and_compile() {
 fn rules_written_out(config: &Config) -> Config {
     let mut config = config.clone();
     if config.message_decision.is_none() {
-        let rules = sentinel::decision::DecisionSource::default_rules();
-        config.message_decision = Some(MessageDecisionConfig {
-            params: rules
-                .params
-                .into_iter()
-                .map(|p| ParamConfig {
-                    name: p.name,
-                    expr: p.expr,
-                })
-                .collect(),
-            result: rules.result,
-        });
+        config.message_decision = Some(MessageDecisionConfig::default_rules());
     }
     config
 }

@@ -60,7 +60,7 @@ pub fn dump(config: &Config) -> String {
     let decision = config
         .message_decision
         .clone()
-        .unwrap_or_else(default_decision);
+        .unwrap_or_else(MessageDecisionConfig::default_rules);
     root.push(("message_decision", message_decision(&decision)));
     root.extend([
         ("resource_selector", Value::Sequence(selectors.collect())),
@@ -73,19 +73,22 @@ pub fn dump(config: &Config) -> String {
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"))
 }
 
-/// The decision engine's built-in rules in the config's shape.
-fn default_decision() -> MessageDecisionConfig {
-    let rules = crate::decision::DecisionSource::default_rules();
-    MessageDecisionConfig {
-        params: rules
-            .params
-            .into_iter()
-            .map(|p| ParamConfig {
-                name: p.name,
-                expr: p.expr,
-            })
-            .collect(),
-        result: rules.result,
+impl MessageDecisionConfig {
+    /// The decision engine's built-in rules in the config's shape: what a config without
+    /// `message_decision` decides with, and what its dump writes out.
+    pub fn default_rules() -> MessageDecisionConfig {
+        let rules = crate::decision::DecisionSource::default_rules();
+        MessageDecisionConfig {
+            params: rules
+                .params
+                .into_iter()
+                .map(|p| ParamConfig {
+                    name: p.name,
+                    expr: p.expr,
+                })
+                .collect(),
+            result: rules.result,
+        }
     }
 }
 
