@@ -1,10 +1,12 @@
-//! Config bytes → the config loader on that text → `Rules::compile`, as `sentinel check` does.
-//! Nothing may panic, hang or blow up, whatever the bytes.
+//! Config bytes → the config loader on that text → `Rules::compile`, as `sentinel check` does;
+//! the same bytes as a broker.yaml → the broker config parser, as `serve` reads it. Nothing may
+//! panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::rules::Rules;
+use sentinel::sentinel::broker::config as broker_config;
 use sentinel::sentinel::config::{ConfigFlags, load_str};
 
 fuzz_target!(|data: &[u8]| {
@@ -13,5 +15,8 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(config) = load_str(text, "fuzz.yaml", &ConfigFlags::default(), &|_| None) {
         let _ = Rules::compile(&config);
+    }
+    if let Ok(broker) = broker_config::parse("broker.yaml", text, &|_| None) {
+        let _ = broker.masked();
     }
 });
