@@ -1,5 +1,6 @@
-//! Event publishing: broker.yaml, then a [`Publisher`] that puts [`Event`]s on RabbitMQ (or
-//! stdout, or an in-process [`MessageSink`]) exactly as the Go sentinel does.
+//! Event publishing: broker.yaml, then a [`Publisher`] that puts [`Event`]s on RabbitMQ or
+//! Google Cloud Pub/Sub (or stdout, or an in-process [`MessageSink`]) exactly as the Go
+//! sentinel does.
 //!
 //! Takes a validated [`BrokerConfig`] and the topic (`clients.broker.topic`); gives a publisher
 //! whose [`Publisher::publish_batch`] reports one result per event. Startup errors are
@@ -17,10 +18,15 @@ use std::time::Duration;
 
 pub mod config;
 mod memory;
+mod pubsub;
 mod rabbit;
 
 pub use config::{BrokerConfig, BrokerKind, ExchangeType, RabbitConfig};
 pub use memory::{MemoryPublisher, MessageSink};
+pub use pubsub::{
+    EMULATOR_HOST_VAR, HEALTH_PROBE_TOPIC, PubSubOptions, PubSubPublisher, UUID_ATTRIBUTE,
+    emulator_endpoint, topic_path,
+};
 pub use rabbit::{RabbitOptions, RabbitPublisher};
 
 /// A startup problem: the configuration cannot be found, read or accepted, or the broker cannot
@@ -52,11 +58,14 @@ pub enum BrokerError {
         /// One lowercase message per problem, naming the key.
         problems: Vec<String>,
     },
-    /// `broker.type: googlepubsub`.
-    #[error(
-        "google pub/sub publishing is not yet supported (broker.type googlepubsub); use rabbitmq, or stdout for development"
-    )]
-    Unsupported,
+    /// The Google Cloud Pub/Sub clients cannot be created (no credentials, a bad endpoint).
+    #[error("cannot create google pub/sub client for project '{project}': {reason}")]
+    PubSubConnect {
+        /// `broker.googlepubsub.project_id`.
+        project: String,
+        /// The client's error.
+        reason: String,
+    },
     /// The exchange name would be empty or too long.
     #[error("invalid exchange name '{name}': {reason}")]
     Exchange {
@@ -112,6 +121,20 @@ pub enum PublishError {
     /// Writing to stdout failed.
     #[error("cannot write event to stdout: {0}")]
     Stdout(String),
+    /// The Pub/Sub topic does not exist and `create_topic_if_missing` is false.
+    #[error(
+        "topic '{topic}' does not exist (create it, or set broker.googlepubsub.create_topic_if_missing)"
+    )]
+    TopicMissing {
+        /// The full topic name.
+        topic: String,
+    },
+    /// Pub/Sub refused or failed the request (the client's error).
+    #[error("google pub/sub publish failed: {0}")]
+    PubSub(String),
+    /// Pub/Sub returned no message id within the bound.
+    #[error("no google pub/sub publish response within {0:?}")]
+    PublishTimeout(Duration),
     /// The in-process sink refused the message.
     #[error("in-process delivery failed: {0}")]
     Memory(String),
@@ -128,19 +151,28 @@ impl PublishError {
 pub enum Publisher {
     /// RabbitMQ (boxed: it is much larger than the stdout publisher).
     Rabbit(Box<RabbitPublisher>),
+    /// Google Cloud Pub/Sub (boxed, as RabbitMQ).
+    PubSub(Box<PubSubPublisher>),
     /// JSON lines on stdout.
     Stdout(StdoutPublisher),
     /// A sink in the same process (`sentinel simulate`, tests).
     Memory(MemoryPublisher),
 }
 
-/// Opens the configured publisher; for RabbitMQ the first connection must succeed.
+/// Opens the configured publisher; for RabbitMQ the first connection must succeed, for Pub/Sub
+/// the clients must be created (credentials found; `PUBSUB_EMULATOR_HOST` selects the emulator).
 ///
-/// `topic` names the exchange unless `broker.rabbitmq.exchange` sets a static one.
+/// `topic` names the exchange unless `broker.rabbitmq.exchange` sets a static one, and the
+/// Pub/Sub topic `projects/<project_id>/topics/<topic>`.
 pub async fn connect(cfg: &BrokerConfig, topic: &str) -> Result<Publisher, BrokerError> {
     match cfg.kind {
         BrokerKind::Stdout => Ok(Publisher::Stdout(StdoutPublisher::stdout())),
-        BrokerKind::GooglePubSub => Err(BrokerError::Unsupported),
+        BrokerKind::GooglePubSub => {
+            let publisher =
+                PubSubPublisher::connect(&cfg.googlepubsub, topic, PubSubOptions::from_env())
+                    .await?;
+            Ok(Publisher::PubSub(Box::new(publisher)))
+        }
         BrokerKind::RabbitMq => {
             let publisher =
                 RabbitPublisher::connect(&cfg.rabbitmq, topic, RabbitOptions::default()).await?;
@@ -152,8 +184,20 @@ pub async fn connect(cfg: &BrokerConfig, topic: &str) -> Result<Publisher, Broke
 impl Publisher {
     /// Publishes the events in order; one result per event, in the same order.
     pub async fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
+        self.publish_batch_keyed(events, &[]).await
+    }
+
+    /// As [`Publisher::publish_batch`], with each event's resource id (`ids[i]` for
+    /// `events[i]`): Pub/Sub's ordering key when `enable_message_ordering` is set, unused
+    /// elsewhere.
+    pub async fn publish_batch_keyed(
+        &mut self,
+        events: &[Event],
+        ids: &[Arc<str>],
+    ) -> Vec<Result<(), PublishError>> {
         match self {
             Publisher::Rabbit(p) => p.publish_batch(events).await,
+            Publisher::PubSub(p) => p.publish_batch(events, ids).await,
             Publisher::Stdout(p) => p.publish_batch(events),
             Publisher::Memory(p) => p.publish_batch(events),
         }
@@ -171,6 +215,7 @@ impl Publisher {
     pub fn is_connected(&self) -> bool {
         match self {
             Publisher::Rabbit(p) => p.is_connected(),
+            Publisher::PubSub(p) => p.is_connected(),
             Publisher::Stdout(_) | Publisher::Memory(_) => true,
         }
     }
@@ -180,6 +225,7 @@ impl Publisher {
     pub fn liveness(&self) -> Liveness {
         match self {
             Publisher::Rabbit(p) => p.liveness(),
+            Publisher::PubSub(p) => p.liveness(),
             Publisher::Stdout(_) | Publisher::Memory(_) => Liveness::default(),
         }
     }
@@ -197,6 +243,7 @@ impl Publisher {
     pub async fn close(&mut self) -> Result<(), PublishError> {
         match self {
             Publisher::Rabbit(p) => p.close().await,
+            Publisher::PubSub(p) => p.close().await,
             Publisher::Stdout(p) => p.flush(),
             Publisher::Memory(_) => Ok(()),
         }
@@ -211,6 +258,9 @@ pub(crate) enum Link {
     /// A connection; lapin keeps its status current (closed on a socket error or a missed
     /// heartbeat, blocked while the broker says `connection.blocked`).
     Up(lapin::ConnectionStatus),
+    /// The outcome of the last health probe (Pub/Sub, whose client holds no connection to
+    /// watch): `None` when the broker answered, else what is wrong.
+    Probed(Option<String>),
     /// The publisher was closed.
     Closed,
 }
@@ -233,6 +283,7 @@ impl Liveness {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let problem = match &*link {
+            Link::Probed(problem) => return problem.clone(),
             Link::Closed => "RabbitMQ connection is closed",
             Link::Down => "RabbitMQ connection is not established",
             Link::Up(status) if !status.connected() => "RabbitMQ connection is not established",

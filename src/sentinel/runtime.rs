@@ -217,7 +217,7 @@ impl Daemon {
         if events.is_empty() {
             return;
         }
-        let results = self.publisher.publish_batch(events).await;
+        let results = self.publisher.publish_batch_keyed(events, ids).await;
         for (id, result) in ids.iter().zip(results) {
             match result {
                 Ok(()) => {

@@ -33,7 +33,7 @@ pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 pub enum BrokerKind {
     /// RabbitMQ over AMQP 0-9-1.
     RabbitMq,
-    /// Google Cloud Pub/Sub: accepted in the config, not yet supported for publishing.
+    /// Google Cloud Pub/Sub.
     GooglePubSub,
     /// Events printed to stdout as JSON lines, for development without a broker.
     Stdout,
@@ -107,7 +107,8 @@ impl Default for RabbitConfig {
     }
 }
 
-/// `broker.googlepubsub.*`: validated like the Go library does, not used for publishing yet.
+/// `broker.googlepubsub.*`: validated like the Go library does; the publisher uses `project_id`,
+/// `create_topic_if_missing` and `enable_message_ordering` (the rest is subscriber-side).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PubSubConfig {
     /// GCP project id (required for type googlepubsub).
