@@ -567,17 +567,6 @@ async fn connect_dispatches_on_broker_type() {
         broker::connect(&stdout, &topic).await,
         Ok(Publisher::Stdout(_))
     ));
-
-    let pubsub = parse("broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: p\n");
-    let err = broker::connect(&pubsub, &topic)
-        .await
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    assert!(
-        err.starts_with("google pub/sub publishing is not yet supported"),
-        "{err}"
-    );
     rig.cleanup().await;
 }
 
@@ -1122,4 +1111,242 @@ async fn readiness_follows_connection_blocked_and_unblocked() {
     assert!(publisher.is_connected());
     publisher.close().await.expect("close");
     rig.cleanup().await;
+}
+
+// ---- google pub/sub (against Google's emulator, started by tests/common/pubsub.rs) ----
+
+#[path = "common/pubsub.rs"]
+mod pubsub;
+
+use sentinel::sentinel::broker::config::PubSubConfig;
+use sentinel::sentinel::broker::{PubSubOptions, PubSubPublisher};
+
+fn pubsub_cfg(create_topic_if_missing: bool, enable_message_ordering: bool) -> PubSubConfig {
+    PubSubConfig {
+        project_id: pubsub::PROJECT.to_string(),
+        create_topic_if_missing,
+        enable_message_ordering,
+        ..Default::default()
+    }
+}
+
+fn pubsub_options(emulator: &pubsub::Emulator) -> PubSubOptions {
+    PubSubOptions {
+        emulator_host: Some(emulator.host()),
+        probe_interval: Duration::from_millis(100),
+        ..Default::default()
+    }
+}
+
+fn resource_ids(events: &[Event]) -> Vec<Arc<str>> {
+    events
+        .iter()
+        .map(|e| Arc::from(e.data["id"].as_str().expect("event data id")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_page_is_the_rabbitmq_body_with_the_watermill_attribute() {
+    let emulator = pubsub::shared();
+    let topic = pubsub::unique("page");
+    emulator.create_topic(&topic).await;
+    let sub = format!("{topic}-adapter");
+    emulator.subscribe(&topic, &sub, false).await;
+    let mut publisher =
+        PubSubPublisher::connect(&pubsub_cfg(false, false), &topic, pubsub_options(emulator))
+            .await
+            .expect("pub/sub clients");
+    assert_eq!(
+        publisher.topic(),
+        format!("projects/{}/topics/{topic}", pubsub::PROJECT)
+    );
+    let events: Vec<Event> = (0..25).map(event).collect();
+    // Ordering is off: the ids are not used as ordering keys.
+    all_ok(
+        &publisher
+            .publish_batch(&events, &resource_ids(&events))
+            .await,
+    );
+    let pulled = emulator
+        .pull_exactly(&sub, events.len(), Duration::from_secs(30))
+        .await;
+    let by_id: HashMap<String, &pubsub::Pulled> = pulled
+        .iter()
+        .map(|m| (m.attributes["_watermill_message_uuid"].clone(), m))
+        .collect();
+    assert_eq!(by_id.len(), events.len(), "one message per event");
+    for e in &events {
+        let m = by_id[&e.id.to_string()];
+        assert_eq!(m.data, e.to_bytes(), "data of {}", e.id);
+        let want: std::collections::BTreeMap<String, String> =
+            [("_watermill_message_uuid".to_string(), e.id.to_string())].into();
+        assert_eq!(m.attributes, want);
+        assert_eq!(m.ordering_key, "");
+        assert!(!m.message_id.is_empty());
+    }
+    // The same event through the RabbitMQ publisher's encoder: the very same bytes.
+    let mut body = Vec::new();
+    events[0].encode_into(&mut body);
+    assert_eq!(by_id[&events[0].id.to_string()].data, body);
+    publisher.close().await.expect("close");
+    assert_eq!(
+        publisher.liveness().problem().as_deref(),
+        Some("google pub/sub publisher is closed")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
+    let emulator = pubsub::shared();
+    let topic = pubsub::unique("missing");
+    let mut publisher =
+        PubSubPublisher::connect(&pubsub_cfg(false, false), &topic, pubsub_options(emulator))
+            .await
+            .expect("pub/sub clients");
+    let events = [event(1), event(2), event(3)];
+    let full = format!("projects/{}/topics/{topic}", pubsub::PROJECT);
+    for _ in 0..2 {
+        let results = publisher.publish_batch(&events, &[]).await;
+        assert_eq!(results.len(), events.len());
+        for r in &results {
+            assert_eq!(
+                r,
+                &Err(PublishError::TopicMissing {
+                    topic: full.clone()
+                })
+            );
+        }
+    }
+    assert_eq!(
+        PublishError::TopicMissing {
+            topic: full.clone()
+        }
+        .to_string(),
+        format!(
+            "topic '{full}' does not exist (create it, or set broker.googlepubsub.create_topic_if_missing)"
+        )
+    );
+    assert!(!emulator.topic_exists(&topic).await, "not created");
+    // Once someone creates it, the next publish (the next cycle) goes out.
+    emulator.create_topic(&topic).await;
+    let sub = format!("{topic}-adapter");
+    emulator.subscribe(&topic, &sub, false).await;
+    all_ok(&publisher.publish_batch(&events, &[]).await);
+    assert_eq!(
+        emulator
+            .pull_exactly(&sub, events.len(), Duration::from_secs(30))
+            .await
+            .len(),
+        3
+    );
+    publisher.close().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_missing_topic_is_created_when_configured() {
+    let emulator = pubsub::shared();
+    let topic = pubsub::unique("create");
+    let mut publisher =
+        PubSubPublisher::connect(&pubsub_cfg(true, false), &topic, pubsub_options(emulator))
+            .await
+            .expect("pub/sub clients");
+    assert!(!emulator.topic_exists(&topic).await);
+    // Pub/Sub keeps messages only for subscriptions that exist when they are published, so
+    // this first one is published to the new topic and heard by nobody.
+    all_ok(&publisher.publish_batch(&[event(1)], &[]).await);
+    assert!(emulator.topic_exists(&topic).await, "created on first use");
+    let sub = format!("{topic}-adapter");
+    emulator.subscribe(&topic, &sub, false).await;
+    let second = event(2);
+    all_ok(
+        &publisher
+            .publish_batch(std::slice::from_ref(&second), &[])
+            .await,
+    );
+    let pulled = emulator
+        .pull_exactly(&sub, 1, Duration::from_secs(30))
+        .await;
+    assert_eq!(pulled[0].data, second.to_bytes());
+    publisher.close().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_ordering_key_is_the_resource_id_when_enabled() {
+    let emulator = pubsub::shared();
+    let topic = pubsub::unique("ordered");
+    emulator.create_topic(&topic).await;
+    let sub = format!("{topic}-adapter");
+    emulator.subscribe(&topic, &sub, true).await;
+    let mut publisher =
+        PubSubPublisher::connect(&pubsub_cfg(false, true), &topic, pubsub_options(emulator))
+            .await
+            .expect("pub/sub clients");
+    // Two events per resource, the second page after the first.
+    let first: Vec<Event> = (0..4).map(event).collect();
+    let second: Vec<Event> = (0..4).map(event).collect();
+    all_ok(&publisher.publish_batch(&first, &resource_ids(&first)).await);
+    all_ok(
+        &publisher
+            .publish_batch(&second, &resource_ids(&second))
+            .await,
+    );
+    let pulled = emulator
+        .pull_exactly(&sub, 8, Duration::from_secs(30))
+        .await;
+    let mut per_key: HashMap<String, Vec<String>> = HashMap::new();
+    for m in &pulled {
+        let data: serde_json::Value = serde_json::from_slice(&m.data).expect("JSON");
+        assert_eq!(m.ordering_key, data["data"]["id"].as_str().expect("id"));
+        per_key
+            .entry(m.ordering_key.clone())
+            .or_default()
+            .push(m.attributes["_watermill_message_uuid"].clone());
+    }
+    assert_eq!(per_key.len(), 4);
+    for (i, (a, b)) in first.iter().zip(&second).enumerate() {
+        let key = format!("cls-{i}");
+        assert_eq!(
+            per_key[&key],
+            vec![a.id.to_string(), b.id.to_string()],
+            "one resource's events in publish order"
+        );
+    }
+    publisher.close().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
+    let emulator = pubsub::shared();
+    let topic = pubsub::unique("probe");
+    let publisher =
+        PubSubPublisher::connect(&pubsub_cfg(false, false), &topic, pubsub_options(emulator))
+            .await
+            .expect("pub/sub clients");
+    // hyperfleet-health-probe does not exist: NotFound is an answer, so healthy.
+    wait_problem(&publisher.liveness(), None).await;
+    assert!(publisher.is_connected());
+
+    // Nothing listens on this port: the probe fails and says so.
+    let nowhere = PubSubOptions {
+        emulator_host: Some(format!("127.0.0.1:{}", pubsub::free_port())),
+        probe_interval: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let down = PubSubPublisher::connect(&pubsub_cfg(false, false), &topic, nowhere)
+        .await
+        .expect("clients are created without I/O");
+    let liveness = down.liveness();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let problem = liveness.problem().unwrap_or_default();
+        if problem.starts_with("google pub/sub health check failed: ") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "probe said {problem:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!down.is_connected());
 }
