@@ -2063,3 +2063,241 @@ fn the_metric_guard_can_fail() {
 
 // END issue 10 (operator parity).
 // =============================================================================================
+
+// ---- google pub/sub (issue 12; against Google's emulator, tests/common/pubsub.rs) ----
+
+#[path = "common/pubsub.rs"]
+mod pubsub;
+
+use sentinel::sentinel::broker::config::PubSubConfig;
+use sentinel::sentinel::broker::{PubSubOptions, PubSubPublisher};
+
+/// An in-process daemon publishing to `topic` on the emulator at `emulator_host`.
+async fn pubsub_daemon(
+    base_url: &str,
+    emulator_host: String,
+    topic: &str,
+    page_size: u32,
+) -> Daemon {
+    let api = ApiClient::new(ApiClientConfig {
+        base_url: base_url.to_string(),
+        page_size,
+        prefetch: 0,
+        backoff: fast_backoff(),
+        ..ApiClientConfig::default()
+    })
+    .expect("api client");
+    let cfg = PubSubConfig {
+        project_id: pubsub::PROJECT.to_string(),
+        create_topic_if_missing: true,
+        ..Default::default()
+    };
+    let options = PubSubOptions {
+        emulator_host: Some(emulator_host),
+        probe_interval: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let publisher = PubSubPublisher::connect(&cfg, topic, options)
+        .await
+        .expect("pub/sub clients");
+    let poll_interval = Duration::from_secs(3600);
+    Daemon {
+        resource_type: "clusters".into(),
+        search: None,
+        topic: topic.to_string(),
+        poll_interval,
+        rules: rules(),
+        api,
+        publisher: Publisher::PubSub(Box::new(publisher)),
+        metrics: Metrics::new(VERSION, "clusters", &[], topic),
+        health: HealthState::new(poll_interval),
+    }
+}
+
+fn pulled_ids(pulled: &[pubsub::Pulled]) -> Vec<String> {
+    pulled
+        .iter()
+        .map(|m| {
+            let event: Json = serde_json::from_slice(&m.data).expect("event data is JSON");
+            event["data"]["id"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
+    let logs = logs();
+    // Its own emulator: this test kills it.
+    let mut emulator =
+        tokio::task::block_in_place(|| pubsub::Emulator::start_on(pubsub::free_port()));
+    let port = emulator.port;
+    let topic = pubsub::unique("outage");
+    let sub = format!("{topic}-adapter");
+    emulator.create_topic(&topic).await;
+    emulator.subscribe(&topic, &sub, false).await;
+    let fleet = new_clusters(6);
+    let ids = cluster_ids(&fleet);
+    let api = fake_api(fleet).await;
+    // Page 2 arrives late, so the emulator can be stopped after page 1 went out: mid-cycle.
+    api.api
+        .inject(FaultRule::new(Fault::Delay(Duration::from_secs(2))).on_page(2));
+    let mut daemon = pubsub_daemon(&api.base_url, emulator.host(), &topic, 2).await;
+    let ready = r#"{"checks":{"broker":"ok","sentinel_poll":"ok"},"status":"ok"}"#;
+    let (_keep, mut shutdown) = no_shutdown();
+
+    let (report, first) = tokio::join!(daemon.cycle(now(), &mut shutdown), async {
+        let first = emulator.pull_exactly(&sub, 2, PATIENCE).await;
+        tokio::task::block_in_place(|| emulator.stop());
+        first
+    });
+    assert_eq!(pulled_ids(&first), ids[..2]);
+    assert_eq!(
+        report,
+        CycleReport {
+            total: 6,
+            published: 2,
+            skipped: 0,
+            failed: 4,
+            completed: true,
+        }
+    );
+    let text = daemon.metrics.render();
+    let publish_errors = base(&[("error_type", "publish_error")]);
+    assert_eq!(sample(&text, BROKER_ERRORS, &publish_errors), Some(4.0));
+    assert_eq!(published_metric(&daemon.metrics), 2.0);
+    let lines = logs.lines(&topic);
+    assert_eq!(
+        messages_starting(&lines, "error", "Failed to publish event resource_id=").len(),
+        4,
+        "{lines:?}"
+    );
+    let (code, body) = eventually("readiness to see the emulator gone", async || {
+        Some(daemon.health.readiness()).filter(|(c, _)| *c != 200)
+    })
+    .await;
+    assert_eq!(code, 503);
+    let checks: Json = serde_json::from_str(&body).expect("readiness JSON");
+    let broker = checks["checks"]["broker"].as_str().unwrap_or_default();
+    assert!(
+        broker.starts_with("google pub/sub health check failed: "),
+        "{body}"
+    );
+    assert_eq!(checks["checks"]["sentinel_poll"], "ok");
+
+    // Restarted (empty, as the emulator keeps nothing): the adapter's subscription comes back
+    // and readiness recovers without a cycle.
+    let emulator = tokio::task::block_in_place(|| pubsub::Emulator::start_on(port));
+    emulator.create_topic(&topic).await;
+    emulator.subscribe(&topic, &sub, false).await;
+    eventually("readiness to recover", async || {
+        (daemon.health.readiness().1 == ready).then_some(())
+    })
+    .await;
+    // The next cycle publishes every resource still due, each once.
+    let again = daemon.cycle(now(), &mut shutdown).await;
+    assert_eq!((again.published, again.failed), (6, 0), "{again:?}");
+    let mut after = pulled_ids(&emulator.pull_exactly(&sub, 6, PATIENCE).await);
+    after.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(after, want, "every due resource once");
+    assert_eq!(published_metric(&daemon.metrics), 8.0);
+    daemon.publisher.close().await.expect("close");
+}
+
+/// `sentinel serve` publishing to the emulator at `emulator_host` (as `PUBSUB_EMULATOR_HOST`).
+fn start_pubsub_process(
+    config: &Path,
+    broker: &Path,
+    api_url: &str,
+    emulator_host: &str,
+) -> Process {
+    let (health_port, metrics_port) = (free_port(), free_port());
+    let health = format!("127.0.0.1:{health_port}");
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let config_flag = format!("--config={}", config.display());
+    let health_flag = format!("--health-server-bindaddress={health}");
+    let metrics_flag = format!("--metrics-server-bindaddress={metrics}");
+    let broker_file = broker.display().to_string();
+    let mut child = sentinel_cmd(
+        &["serve", &config_flag, &health_flag, &metrics_flag],
+        &[
+            ("BROKER_CONFIG_FILE", &broker_file),
+            ("HYPERFLEET_API_BASE_URL", api_url),
+            ("PUBSUB_EMULATOR_HOST", emulator_host),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn sentinel serve");
+    let (stdout, out_reader) = collect(child.stdout.take().expect("stdout"));
+    let (stderr, err_reader) = collect(child.stderr.take().expect("stderr"));
+    Process {
+        child,
+        stdout,
+        stderr,
+        readers: vec![out_reader, err_reader],
+        health: format!("http://{health}"),
+        metrics: format!("http://{metrics}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_on_pubsub_stops_cleanly_on_sigterm_mid_publish() {
+    // Its own emulator: this test freezes it.
+    let emulator = tokio::task::block_in_place(|| pubsub::Emulator::start_on(pubsub::free_port()));
+    let topic = pubsub::unique("serve");
+    let sub = format!("{topic}-adapter");
+    emulator.create_topic(&topic).await;
+    emulator.subscribe(&topic, &sub, false).await;
+    let (fleet, due) = process_fleet();
+    let api = fake_api(fleet).await;
+    let dir = TempDir::new();
+    let config = dir.write(
+        "config.yaml",
+        &read_data("serve.yaml").replace("{topic}", &topic),
+    );
+    let broker = dir.write(
+        "broker.yaml",
+        &format!(
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: {}\n",
+            pubsub::PROJECT
+        ),
+    );
+    let mut process = start_pubsub_process(&config, &broker, &api.base_url, &emulator.host());
+    process.wait_ready().await;
+    let first = emulator.pull_exactly(&sub, 2, PATIENCE).await;
+    assert_eq!(pulled_ids(&first), due, "the first cycle, in API order");
+
+    // Freeze the emulator (SIGSTOP): the next cycle's first publish is held, unanswered.
+    emulator.freeze(true);
+    let before = api.pages_requested().len();
+    eventually("the next cycle to fetch its first page", async || {
+        (api.pages_requested().len() > before).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    process.signal("TERM");
+    let (code, body) = eventually("readiness to report the shutdown", async || {
+        process
+            .health_get("/readyz")
+            .await
+            .filter(|(c, _)| *c != 200)
+    })
+    .await;
+    assert_eq!(code, 503);
+    assert_eq!(
+        body,
+        r#"{"checks":{"broker":"unavailable","sentinel_poll":"unavailable"},"status":"error"}"#
+    );
+    // The emulator answers again within the publish timeout: the held publish finishes, then
+    // the process exits 0 with no error logged.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    emulator.freeze(false);
+    let status = process.wait_exit().await;
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+    assert_clean_stop(&process);
+    let held = emulator.pull_exactly(&sub, 1, PATIENCE).await;
+    assert_eq!(pulled_ids(&held), due[..1], "the held publish went out");
+}

@@ -4,9 +4,10 @@
 //! so the tests' side of the wire shares no code with the publisher under test.
 //!
 //! The emulator runs under a `sh` that leads its own process group and waits on a pipe from the
-//! test process: when the test process ends (even a static emulator, never dropped) the pipe
-//! closes and the shell kills the whole group, the Java server included (killing gcloud alone
-//! leaves it running). Dropping an [`Emulator`] kills the group at once.
+//! test process; gcloud puts itself and the Java server in a group of their own. When the test
+//! process ends (even a static emulator, never dropped) the pipe closes and the shell kills both
+//! groups (killing gcloud alone leaves the Java server running). Dropping an [`Emulator`] kills
+//! them at once.
 //!
 //! Without the emulator the tests fail with a message saying how to install and start it.
 // Each test crate uses its own part of this module.
@@ -28,6 +29,8 @@ const STARTUP: Duration = Duration::from_secs(120);
 
 pub struct Emulator {
     pub port: u16,
+    /// gcloud's pid: the leader of the group the Java server runs in.
+    gcloud: u32,
     child: Option<Child>,
     log: std::path::PathBuf,
 }
@@ -68,21 +71,31 @@ impl Emulator {
             );
         }
         let log = std::env::temp_dir().join(format!("sentinel-pubsub-emulator-{port}.log"));
+        // gcloud moves itself (and the Java server) into a process group of its own: the shell
+        // reports gcloud's pid, and kills that group and its own when the pipe closes.
         let script = format!(
             "gcloud beta emulators pubsub start --host-port=127.0.0.1:{port} >'{}' 2>&1 & \
-             read _ignored; kill -KILL 0",
+             g=$!; echo $g; read _ignored; kill -KILL -$g 2>/dev/null; kill -KILL 0",
             log.display()
         );
-        let child = Command::new("sh")
+        let mut child = Command::new("sh")
             .args(["-c", &script])
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start the pub/sub emulator: {e}"));
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+            &mut line,
+        )
+        .expect("the shell reports gcloud's pid");
+        let gcloud: u32 = line.trim().parse().expect("gcloud's pid");
         let emulator = Emulator {
             port,
+            gcloud,
             child: Some(child),
             log,
         };
@@ -121,9 +134,12 @@ impl Emulator {
     /// Kills the emulator's whole process group (the Java server included) and waits for it.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
+            for group in [self.gcloud, child.id()] {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{group}")])
+                    .stderr(Stdio::null())
+                    .status();
+            }
             let _ = child.wait();
             // The port is free once the Java server is gone.
             let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -138,10 +154,10 @@ impl Emulator {
     /// Freezes (`SIGSTOP`) or thaws (`SIGCONT`) the whole emulator: connections stay open and
     /// nothing is answered.
     pub fn freeze(&self, frozen: bool) {
-        if let Some(child) = &self.child {
+        if self.child.is_some() {
             let signal = if frozen { "-STOP" } else { "-CONT" };
             let status = Command::new("kill")
-                .args([signal, "--", &format!("-{}", child.id())])
+                .args([signal, "--", &format!("-{}", self.gcloud)])
                 .status()
                 .expect("run kill");
             assert!(status.success(), "kill {signal} failed");
