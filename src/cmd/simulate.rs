@@ -59,7 +59,8 @@ pub struct SimulateArgs {
     /// Adapters fetch resources and report statuses over HTTP (default: in process).
     #[arg(long)]
     pub adapters_http: bool,
-    /// Where events go: in-process, or rabbitmq (exchange per topic, queues {topic}-{adapter}).
+    /// Where events go: in-process, rabbitmq (exchange per topic, queues {topic}-{adapter}),
+    /// or pubsub (the emulator at PUBSUB_EMULATOR_HOST; subscriptions {topic}-{adapter}).
     #[arg(long, value_enum, default_value = "in-process")]
     pub broker: BrokerArg,
     /// The RabbitMQ URL for --broker rabbitmq.
@@ -71,6 +72,10 @@ pub struct SimulateArgs {
     /// would load here (BROKER_CONFIG_FILE, broker.yaml, BROKER_* env), else fanout.
     #[arg(long, value_name = "TYPE")]
     pub exchange_type: Option<String>,
+    /// The Google Cloud project for --broker pubsub. Default: `broker.googlepubsub.project_id`
+    /// of the broker configuration `sentinel serve` would load here, else hyperfleet-simulate.
+    #[arg(long, value_name = "PROJECT")]
+    pub pubsub_project: Option<String>,
     /// Topics are {prefix}-clusters and {prefix}-nodepools.
     #[arg(long, default_value = "sentinel-simulate", value_name = "PREFIX")]
     pub topic_prefix: String,
@@ -88,8 +93,8 @@ pub struct SimulateArgs {
     /// Skip the scripted change (10% of clusters get a new spec, 1% are deleted).
     #[arg(long)]
     pub no_change: bool,
-    /// Serve only the fleet (and adapters, which need --broker rabbitmq to hear a sentinel
-    /// running elsewhere).
+    /// Serve only the fleet (and adapters, which need --broker rabbitmq or pubsub to hear a
+    /// sentinel running elsewhere).
     #[arg(long)]
     pub api_only: bool,
     /// Where the fake API listens (default 127.0.0.1:0, with --api-only 127.0.0.1:8000).
@@ -129,6 +134,8 @@ pub enum BrokerArg {
     InProcess,
     /// A real RabbitMQ.
     Rabbitmq,
+    /// Google Cloud Pub/Sub's emulator (`PUBSUB_EMULATOR_HOST`).
+    Pubsub,
 }
 
 /// Runs `sentinel simulate`, printing the summary to `out`.
@@ -231,6 +238,22 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
                 routing_key,
             }
         }
+        BrokerArg::Pubsub => {
+            let var = crate::sentinel::broker::EMULATOR_HOST_VAR;
+            let emulator_host = std::env::var(var)
+                .ok()
+                .filter(|h| !h.trim().is_empty())
+                .ok_or_else(|| {
+                    input(format!(
+                        "--broker pubsub needs the emulator's address in {var} (e.g. {var}=127.0.0.1:8085 \
+                         after `gcloud beta emulators pubsub start --host-port=127.0.0.1:8085`)"
+                    ))
+                })?;
+            BrokerChoice::PubSub {
+                emulator_host,
+                project: pubsub_project(args.pubsub_project.as_deref()),
+            }
+        }
     };
     // In-process queues cannot hear a sentinel in another process.
     let adapters = !(args.no_adapters || args.api_only && broker == BrokerChoice::InProcess);
@@ -279,6 +302,18 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
         progress,
     };
     Ok((options, run_options))
+}
+
+/// The project of `--pubsub-project`, else of the sentinel's broker configuration, else
+/// `hyperfleet-simulate`.
+fn pubsub_project(flag: Option<&str>) -> String {
+    if let Some(project) = flag {
+        return project.to_string();
+    }
+    match broker_config::load(&config::process_env) {
+        Ok(cfg) if !cfg.googlepubsub.project_id.is_empty() => cfg.googlepubsub.project_id,
+        _ => "hyperfleet-simulate".to_string(),
+    }
 }
 
 /// The exchange type and routing key the sentinel under test publishes with: from its broker

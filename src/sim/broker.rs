@@ -7,6 +7,10 @@
 //!   sentinel publishes to (named after the topic, durable, of the type the sentinel's
 //!   broker.yaml names, as its publisher declares it), whose deliveries are forwarded to the
 //!   adapters' queues. Each queue is bound so it hears every event whatever the type.
+//! - [`PubSubQueues`]: Pub/Sub subscriptions `{topic}-{adapter}` (on the emulator named by
+//!   `PUBSUB_EMULATOR_HOST`) on the topic the sentinel publishes to, created fresh (so they hold
+//!   only this run's events) and streamed with Google's subscriber client; each message is
+//!   acknowledged and forwarded to its adapter's queue.
 //!
 //! Invariant: each queue receives each event once, in publish order; `delivered` counts events,
 //! not copies.
@@ -245,6 +249,169 @@ impl RabbitQueues {
                     .await;
             }
             let _ = self.conn.close(200, "simulation over".into()).await;
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(5), cleanup).await;
+    }
+}
+
+/// Why the Pub/Sub side of the simulation could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("google pub/sub emulator at {host}: {what}: {reason}")]
+pub struct PubSubSetupError {
+    /// The emulator's `host:port`.
+    pub host: String,
+    /// The step that failed.
+    pub what: &'static str,
+    /// The client's message.
+    pub reason: String,
+}
+
+/// Streaming subscribers of `{topic}-{adapter}` subscriptions on a Pub/Sub emulator.
+pub struct PubSubQueues {
+    admin: google_cloud_pubsub::client::SubscriptionAdmin,
+    subscriptions: Vec<String>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    delivered: Arc<AtomicU64>,
+}
+
+impl PubSubQueues {
+    /// Creates `projects/{project}/topics/{topic}` if missing and one fresh subscription
+    /// `{topic}-{adapter}` per adapter (an old one of that name is deleted first), and starts
+    /// streaming them. Gives the receiving ends in the order of `adapters`.
+    pub async fn bind(
+        emulator_host: &str,
+        project: &str,
+        topic: &str,
+        adapters: &[String],
+    ) -> Result<(PubSubQueues, Vec<mpsc::UnboundedReceiver<Message>>), PubSubSetupError> {
+        use google_cloud_gax::error::rpc::Code;
+        use google_cloud_pubsub::client::{Subscriber, SubscriptionAdmin, TopicAdmin};
+        let fail = |what: &'static str| {
+            let host = emulator_host.to_string();
+            move |e: &dyn std::fmt::Display| PubSubSetupError {
+                host,
+                what,
+                reason: e.to_string(),
+            }
+        };
+        let endpoint = crate::sentinel::broker::emulator_endpoint(emulator_host);
+        let anonymous = || google_cloud_auth::credentials::anonymous::Builder::new().build();
+        let setup = async {
+            let topics = TopicAdmin::builder()
+                .with_endpoint(endpoint.clone())
+                .with_credentials(anonymous())
+                .build()
+                .await
+                .map_err(|e| fail("topic client")(&e))?;
+            let admin = SubscriptionAdmin::builder()
+                .with_endpoint(endpoint.clone())
+                .with_credentials(anonymous())
+                .build()
+                .await
+                .map_err(|e| fail("subscription client")(&e))?;
+            let subscriber = Subscriber::builder()
+                .with_endpoint(endpoint.clone())
+                .with_credentials(anonymous())
+                .build()
+                .await
+                .map_err(|e| fail("subscriber client")(&e))?;
+            let topic_path = crate::sentinel::broker::topic_path(project, topic);
+            match topics
+                .create_topic()
+                .set_name(topic_path.clone())
+                .send()
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if e.status().is_some_and(|s| s.code == Code::AlreadyExists) => {}
+                Err(e) => return Err(fail("create topic")(&e)),
+            }
+            let mut subscriptions = Vec::with_capacity(adapters.len());
+            for adapter in adapters {
+                let name = format!("projects/{project}/subscriptions/{topic}-{adapter}");
+                match admin
+                    .delete_subscription()
+                    .set_subscription(name.clone())
+                    .send()
+                    .await
+                {
+                    Ok(()) => {}
+                    Err(e) if e.status().is_some_and(|s| s.code == Code::NotFound) => {}
+                    Err(e) => return Err(fail("delete old subscription")(&e)),
+                }
+                admin
+                    .create_subscription()
+                    .set_name(name.clone())
+                    .set_topic(topic_path.clone())
+                    .send()
+                    .await
+                    .map_err(|e| fail("create subscription")(&e))?;
+                subscriptions.push(name);
+            }
+            Ok((admin, subscriber, subscriptions))
+        };
+        let (admin, subscriber, subscriptions) =
+            match tokio::time::timeout(Duration::from_secs(10), setup).await {
+                Ok(done) => done?,
+                Err(_) => {
+                    return Err(PubSubSetupError {
+                        host: emulator_host.to_string(),
+                        what: "connect",
+                        reason: "no answer within 10s".into(),
+                    });
+                }
+            };
+        let delivered = Arc::new(AtomicU64::new(0));
+        let mut receivers = Vec::with_capacity(subscriptions.len());
+        let mut tasks = Vec::with_capacity(subscriptions.len());
+        for (i, name) in subscriptions.iter().enumerate() {
+            let (tx, rx) = mpsc::unbounded_channel::<Message>();
+            let count = (i == 0).then(|| delivered.clone());
+            let mut stream = subscriber.subscribe(name.clone()).build();
+            tasks.push(tokio::spawn(async move {
+                while let Some(received) = stream.next().await {
+                    // A stream error is retried by the client; an Err item is only reported.
+                    let Ok((message, handler)) = received else {
+                        continue;
+                    };
+                    handler.ack();
+                    if let Some(count) = &count {
+                        count.fetch_add(1, Ordering::AcqRel);
+                    }
+                    let _ = tx.send(Arc::from(&message.data[..]));
+                }
+            }));
+            receivers.push(rx);
+        }
+        let queues = PubSubQueues {
+            admin,
+            subscriptions,
+            tasks,
+            delivered,
+        };
+        Ok((queues, receivers))
+    }
+
+    /// Events delivered to the first adapter's subscription so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered.load(Ordering::Acquire)
+    }
+
+    /// Stops streaming and deletes the subscriptions (the topic stays: the sentinel may still
+    /// publish to it).
+    pub async fn close(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        let cleanup = async {
+            for name in &self.subscriptions {
+                let _ = self
+                    .admin
+                    .delete_subscription()
+                    .set_subscription(name.clone())
+                    .send()
+                    .await;
+            }
         };
         let _ = tokio::time::timeout(Duration::from_secs(5), cleanup).await;
     }

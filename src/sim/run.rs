@@ -83,7 +83,7 @@ pub struct Summary {
     pub peak_rss_mib: f64,
     /// Seconds the run took.
     pub elapsed_s: f64,
-    /// `in-process` or `rabbitmq`.
+    /// `in-process`, `rabbitmq` or `pubsub`.
     pub broker: String,
     /// What each adapter did.
     pub adapters: Vec<AdapterCounts>,
@@ -150,6 +150,7 @@ pub async fn run(mut sim: Simulation, options: RunOptions) -> Summary {
         broker: match sim.options.broker {
             super::simulation::BrokerChoice::InProcess => "in-process".into(),
             super::simulation::BrokerChoice::RabbitMq { .. } => "rabbitmq".into(),
+            super::simulation::BrokerChoice::PubSub { .. } => "pubsub".into(),
         },
         ..Summary::default()
     };

@@ -11,14 +11,16 @@
 
 use super::adapters::{AdapterCounts, AdapterSet, AdapterSpec, Transport, default_adapters};
 use super::api::{Collection, FakeApi, Fleet, FleetError, Progress, ServerHandle, sample_id};
-use super::broker::{InProcessBroker, RabbitQueues, RabbitSetupError};
+use super::broker::{
+    InProcessBroker, PubSubQueues, PubSubSetupError, RabbitQueues, RabbitSetupError,
+};
 use super::clock::{Clock, WallClock, format_time, to_timestamp};
 use crate::cmd::serve::api_config;
 use crate::rules::Rules;
 use crate::sentinel::api::{ApiClient, ApiError, search_from_selector};
 use crate::sentinel::broker::{
-    BrokerError, ExchangeType, MemoryPublisher, Publisher, RabbitConfig, RabbitOptions,
-    RabbitPublisher,
+    BrokerError, ExchangeType, MemoryPublisher, PubSubOptions, PubSubPublisher, Publisher,
+    RabbitConfig, RabbitOptions, RabbitPublisher,
 };
 use crate::sentinel::config::{self, Config, ConfigFlags};
 use crate::sentinel::health::HealthState;
@@ -58,6 +60,14 @@ pub const DEFAULT_RABBITMQ_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
 pub enum BrokerChoice {
     /// A [`MemoryPublisher`] feeding in-memory queues.
     InProcess,
+    /// Google Cloud Pub/Sub on an emulator: the sentinel's [`PubSubPublisher`] and
+    /// subscriptions `{topic}-{adapter}`.
+    PubSub {
+        /// The emulator's `host:port` (`PUBSUB_EMULATOR_HOST`).
+        emulator_host: String,
+        /// The project the topics and subscriptions live in.
+        project: String,
+    },
     /// A real RabbitMQ: the sentinel's [`RabbitPublisher`] and queues `{topic}-{adapter}`.
     RabbitMq {
         /// The AMQP URL, broker.yaml syntax.
@@ -170,6 +180,9 @@ pub enum SimError {
     /// The adapters' queues cannot be set up.
     #[error("{0}")]
     Rabbit(#[from] RabbitSetupError),
+    /// The adapters' subscriptions cannot be set up.
+    #[error("{0}")]
+    PubSub(#[from] PubSubSetupError),
     /// The fleet rejected a resource.
     #[error("{0}")]
     Fleet(#[from] FleetError),
@@ -195,7 +208,15 @@ pub enum SimError {
 #[allow(clippy::large_enum_variant)]
 enum Queues {
     InProcess(Arc<InProcessBroker>),
-    Rabbit { queues: RabbitQueues, url: String },
+    Rabbit {
+        queues: RabbitQueues,
+        url: String,
+    },
+    PubSub {
+        queues: PubSubQueues,
+        emulator_host: String,
+        project: String,
+    },
 }
 
 /// One resource type: its sentinel, its broker side and its adapters.
@@ -215,6 +236,7 @@ impl Lane {
         match &self.queues {
             Queues::InProcess(broker) => broker.delivered(),
             Queues::Rabbit { queues, .. } => queues.delivered(),
+            Queues::PubSub { queues, .. } => queues.delivered(),
         }
     }
 }
@@ -380,8 +402,10 @@ impl Simulation {
             if let Some(mut daemon) = lane.daemon {
                 let _ = daemon.publisher.close().await;
             }
-            if let Queues::Rabbit { queues, .. } = lane.queues {
-                queues.close().await;
+            match lane.queues {
+                Queues::Rabbit { queues, .. } => queues.close().await,
+                Queues::PubSub { queues, .. } => queues.close().await,
+                Queues::InProcess(_) => {}
             }
         }
         if let Some(server) = self.server.take() {
@@ -514,6 +538,19 @@ async fn start_lane(
             let url = url.clone();
             (Queues::Rabbit { queues, url }, receivers)
         }
+        BrokerChoice::PubSub {
+            emulator_host,
+            project,
+        } => {
+            let (queues, receivers) =
+                PubSubQueues::bind(emulator_host, project, &topic, &names).await?;
+            let queues = Queues::PubSub {
+                queues,
+                emulator_host: emulator_host.clone(),
+                project: project.clone(),
+            };
+            (queues, receivers)
+        }
     };
     let transport = if options.adapters_http {
         Transport::http(base_url).map_err(|e| SimError::Transport(e.to_string()))?
@@ -557,7 +594,9 @@ async fn daemon(
                     routing_key,
                     ..
                 } => (*exchange_type, routing_key.clone()),
-                BrokerChoice::InProcess => (ExchangeType::Fanout, String::new()),
+                BrokerChoice::InProcess | BrokerChoice::PubSub { .. } => {
+                    (ExchangeType::Fanout, String::new())
+                }
             };
             let rabbit = RabbitConfig {
                 url: url.clone(),
@@ -573,6 +612,22 @@ async fn daemon(
             Publisher::Rabbit(Box::new(
                 RabbitPublisher::connect(&rabbit, topic, opts).await?,
             ))
+        }
+        Queues::PubSub {
+            emulator_host,
+            project,
+            ..
+        } => {
+            let cfg = crate::sentinel::broker::config::PubSubConfig {
+                project_id: project.clone(),
+                create_topic_if_missing: true,
+                ..Default::default()
+            };
+            let opts = PubSubOptions {
+                emulator_host: Some(emulator_host.clone()),
+                ..PubSubOptions::default()
+            };
+            Publisher::PubSub(Box::new(PubSubPublisher::connect(&cfg, topic, opts).await?))
         }
     };
     let selector = crate::cmd::check::selector_pairs(&config);
