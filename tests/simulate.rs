@@ -678,3 +678,42 @@ async fn api_only_serves_past_convergence_on_the_sentinels_exchange_type() {
         .await;
     let _ = conn.close(200, "done".into()).await;
 }
+
+// ---- google pub/sub (issue 12; Google's emulator, tests/common/pubsub.rs) ----
+
+#[path = "common/pubsub.rs"]
+mod pubsub;
+
+async fn pubsub_rig(clusters: u64, cluster_adapters: &[&str]) -> Rig {
+    let emulator = pubsub::shared();
+    let clock = Arc::new(ManualClock::new(
+        parse_time("2026-05-01T08:00:00Z").unwrap(),
+    ));
+    let options = SimOptions {
+        clusters,
+        cluster_adapters: adapters(cluster_adapters),
+        broker: BrokerChoice::PubSub {
+            emulator_host: emulator.host(),
+            project: pubsub::PROJECT.into(),
+        },
+        topic_prefix: pubsub::unique("simulate"),
+        config_yaml: RULES.into(),
+        clock: clock.clone(),
+        ..SimOptions::default()
+    };
+    let sim = Simulation::start(options)
+        .await
+        .unwrap_or_else(|e| panic!("simulation on the pub/sub emulator did not start: {e}"));
+    Rig {
+        sim,
+        clock,
+        http: reqwest::Client::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pubsub_new_resources_converge() {
+    let rig = pubsub_rig(30, &["validation", "dns", "pullsecret", "hypershift"]).await;
+    let rig = new_resources_converge_with_one_event_each(rig).await;
+    rig.sim.shutdown().await;
+}
