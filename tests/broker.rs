@@ -1332,7 +1332,7 @@ async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
         probe_interval: Duration::from_millis(100),
         ..Default::default()
     };
-    let down = PubSubPublisher::connect(&pubsub_cfg(false, false), &topic, nowhere)
+    let mut down = PubSubPublisher::connect(&pubsub_cfg(false, false), &topic, nowhere)
         .await
         .expect("clients are created without I/O");
     let liveness = down.liveness();
@@ -1349,4 +1349,19 @@ async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!down.is_connected());
+    // Unreachable (no answer at all): publishes fail at once, naming the probe's finding,
+    // instead of each page waiting out the publish timeout.
+    let results = down.publish_batch(&[event(1), event(2)], &[]).await;
+    assert_eq!(results.len(), 2);
+    for r in results {
+        match r {
+            Err(PublishError::Unavailable { reason, .. }) => {
+                assert!(
+                    reason.starts_with("google pub/sub health check failed: "),
+                    "{reason}"
+                )
+            }
+            other => panic!("expected Unavailable, got {other:?}"),
+        }
+    }
 }

@@ -87,7 +87,8 @@ pub enum BrokerError {
 /// Why one event was not published. Every variant counts as metric `error_type="publish_error"`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PublishError {
-    /// The broker is down and the next reconnect attempt is not due yet.
+    /// The broker is down and the next reconnect attempt (for Pub/Sub: the next health probe)
+    /// is not due yet.
     #[error("broker unavailable ({reason}); next reconnect attempt in {retry_in:?}")]
     Unavailable {
         /// The last connection error.

@@ -15,7 +15,10 @@
 //!
 //! Readiness: a background probe asks for the topic `projects/<p>/topics/hyperfleet-health-probe`
 //! (3 s timeout) every [`PubSubOptions::probe_interval`]; an answer, NotFound included, is
-//! healthy (as the Go broker library's check), no answer makes [`Liveness`] report the error.
+//! healthy (as the Go broker library's check), an error makes [`Liveness`] report it. While
+//! the last probe got no answer at all (Pub/Sub unreachable, not merely an error status such as
+//! PermissionDenied), publishes fail at once with [`PublishError::Unavailable`] instead of every
+//! page of a big fleet waiting out the publish timeout; the next answered probe lifts that.
 //!
 //! Invariant: every await is bounded (client creation by `connect_timeout`, topic checks and a
 //! page's publishes by `publish_timeout`, and the client's own retries end within
@@ -30,6 +33,7 @@ use google_cloud_gax::retry_policy::RetryPolicyExt;
 use google_cloud_pubsub::client::{Publisher as GcpPublisher, TopicAdmin};
 use google_cloud_pubsub::model::Message;
 use google_cloud_pubsub::retry_policy::RetryableErrors;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -123,6 +127,9 @@ pub struct PubSubPublisher {
     topic_checked: bool,
     opts: PubSubOptions,
     link: Arc<Mutex<Link>>,
+    /// Set while the last probe got no answer at all (not even an error status): publishes
+    /// then fail at once instead of each page waiting out the publish timeout.
+    unreachable: Arc<AtomicBool>,
     probe: JoinHandle<()>,
     /// Size of the last encoded event, to allocate each message's data once at its size.
     size_hint: usize,
@@ -191,12 +198,14 @@ impl PubSubPublisher {
         let link = Arc::new(Mutex::new(Link::Probed(Some(
             "google pub/sub health check has not completed yet".into(),
         ))));
+        let unreachable = Arc::new(AtomicBool::new(false));
         let probe = tokio::spawn(probe_loop(
             admin.clone(),
             topic_path(project, HEALTH_PROBE_TOPIC),
             opts.probe_timeout,
             opts.probe_interval,
             link.clone(),
+            unreachable.clone(),
         ));
         Ok(PubSubPublisher {
             topic: full_topic,
@@ -207,6 +216,7 @@ impl PubSubPublisher {
             topic_checked: false,
             opts,
             link,
+            unreachable,
             probe,
             size_hint: 1024,
         })
@@ -237,6 +247,18 @@ impl PubSubPublisher {
     ) -> Vec<Result<(), PublishError>> {
         if events.is_empty() {
             return Vec::new();
+        }
+        if self.unreachable.load(Ordering::Acquire) {
+            let problem = lock(&self.link).clone();
+            let reason = match problem {
+                Link::Probed(Some(problem)) => problem,
+                _ => "google pub/sub unreachable".into(),
+            };
+            let e = PublishError::Unavailable {
+                reason,
+                retry_in: self.opts.probe_interval,
+            };
+            return vec![Err(e); events.len()];
         }
         let deadline = tokio::time::Instant::now() + self.opts.publish_timeout;
         if let Err(e) = self.check_topic(deadline).await {
@@ -404,6 +426,7 @@ async fn probe_loop(
     bound: Duration,
     interval: Duration,
     link: Arc<Mutex<Link>>,
+    unreachable: Arc<AtomicBool>,
 ) {
     loop {
         let outcome = probe(&admin, &probe_topic, bound).await;
@@ -412,31 +435,52 @@ async fn probe_loop(
             if matches!(&*link, Link::Probed(Some(p)) if p == CLOSED) {
                 return;
             }
-            *link = Link::Probed(outcome);
+            unreachable.store(outcome.unreachable, Ordering::Release);
+            *link = Link::Probed(outcome.problem);
         }
         tokio::time::sleep(interval).await;
     }
 }
 
-/// One readiness probe: `None` when Pub/Sub answered (NotFound included), else the problem in
-/// the Go broker library's words.
-pub async fn probe(admin: &TopicAdmin, probe_topic: &str, bound: Duration) -> Option<String> {
+/// What one readiness probe found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeOutcome {
+    /// `None` when Pub/Sub answered the probe (NotFound included), else the problem in the Go
+    /// broker library's words.
+    pub problem: Option<String>,
+    /// No answer at all (a transport error or the timeout), as opposed to an error status such
+    /// as PermissionDenied, which proves Pub/Sub is reachable.
+    pub unreachable: bool,
+}
+
+/// One readiness probe of `probe_topic`, bounded by `bound`.
+pub async fn probe(admin: &TopicAdmin, probe_topic: &str, bound: Duration) -> ProbeOutcome {
     let get = admin
         .get_topic()
         .set_topic(probe_topic)
         .with_attempt_timeout(bound)
         .with_retry_policy(google_cloud_gax::retry_policy::NeverRetry)
         .send();
-    match timeout(bound, get).await {
-        Ok(Ok(_)) => None,
-        Ok(Err(e)) if e.status().is_some_and(|s| s.code == Code::NotFound) => None,
-        Ok(Err(e)) => Some(format!(
-            "google pub/sub health check failed: {}",
-            error_chain(&e)
-        )),
-        Err(_) => Some(format!(
-            "google pub/sub health check failed: no answer within {bound:?}"
-        )),
+    let (problem, unreachable) = match timeout(bound, get).await {
+        Ok(Ok(_)) => (None, false),
+        Ok(Err(e)) if e.status().is_some_and(|s| s.code == Code::NotFound) => (None, false),
+        Ok(Err(e)) => (
+            Some(format!(
+                "google pub/sub health check failed: {}",
+                error_chain(&e)
+            )),
+            e.status().is_none(),
+        ),
+        Err(_) => (
+            Some(format!(
+                "google pub/sub health check failed: no answer within {bound:?}"
+            )),
+            true,
+        ),
+    };
+    ProbeOutcome {
+        problem,
+        unreachable,
     }
 }
 
