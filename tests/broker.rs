@@ -1365,3 +1365,15 @@ async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
         }
     }
 }
+
+#[test]
+fn pubsub_example_broker_yaml_parses() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/broker/googlepubsub.yaml");
+    let text = std::fs::read_to_string(&path).expect("examples/broker/googlepubsub.yaml");
+    let cfg = config::parse("googlepubsub.yaml", &text, &|_| None).expect("the example parses");
+    assert_eq!(cfg.kind, BrokerKind::GooglePubSub);
+    assert_eq!(cfg.googlepubsub.project_id, "my-gcp-project");
+    assert!(!cfg.googlepubsub.create_topic_if_missing);
+    assert!(!cfg.googlepubsub.enable_message_ordering);
+}
