@@ -2307,3 +2307,55 @@ async fn serve_on_pubsub_stops_cleanly_on_sigterm_mid_publish() {
         assert!(due.contains(&id), "{id} is not due");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_on_pubsub_exits_0_when_a_held_publish_times_out_after_sigterm() {
+    // Its own emulator: this test freezes it for good.
+    let emulator = tokio::task::block_in_place(|| pubsub::Emulator::start_on(pubsub::free_port()));
+    let topic = pubsub::unique("held");
+    let sub = format!("{topic}-adapter");
+    emulator.create_topic(&topic).await;
+    emulator.subscribe(&topic, &sub, false).await;
+    let (fleet, _due) = process_fleet();
+    let api = fake_api(fleet).await;
+    let dir = TempDir::new();
+    let config = dir.write(
+        "config.yaml",
+        &read_data("serve.yaml").replace("{topic}", &topic),
+    );
+    let broker = dir.write(
+        "broker.yaml",
+        &format!(
+            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: {}\n",
+            pubsub::PROJECT
+        ),
+    );
+    let mut process = start_pubsub_process(&config, &broker, &api.base_url, &emulator.host());
+    process.wait_ready().await;
+    emulator.pull_at_least(&sub, 2, PATIENCE).await;
+    emulator.freeze(true);
+    let before = api.pages_requested().len();
+    eventually("the next cycle to fetch its first page", async || {
+        (api.pages_requested().len() > before).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    process.signal("TERM");
+    // The emulator never answers: the held publish times out (5 s), is logged as failed, and
+    // the process still exits 0.
+    let status = process.wait_exit().await;
+    emulator.freeze(false);
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+    let logs = process.log_messages();
+    assert!(
+        !messages_starting(&logs, "error", "Failed to publish event resource_id=").is_empty(),
+        "{}",
+        process.output()
+    );
+    assert_eq!(
+        logs.last().map(|(_, m)| m.as_str()),
+        Some("Sentinel stopped"),
+        "{}",
+        process.output()
+    );
+}

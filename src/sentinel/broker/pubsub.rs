@@ -288,7 +288,8 @@ impl PubSubPublisher {
                 Ok(((), ids)) => ids
                     .into_iter()
                     .map(|id| match id {
-                        Ok(_message_id) => Ok(()),
+                        Ok(message_id) if !message_id.is_empty() => Ok(()),
+                        Ok(_) => Err(PublishError::PubSub("no message id in the answer".into())),
                         Err(e) => Err(self.publish_error(&e)),
                     })
                     .collect(),
