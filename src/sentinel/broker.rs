@@ -159,6 +159,16 @@ impl Publisher {
         }
     }
 
+    /// The OpenTelemetry `messaging.system` of the publish spans: `rabbitmq` (as Go names it);
+    /// the stdout and in-process publishers have no standard name and say what they are.
+    pub fn messaging_system(&self) -> &'static str {
+        match self {
+            Publisher::Rabbit(_) => "rabbitmq",
+            Publisher::Stdout(_) => "stdout",
+            Publisher::Memory(_) => "memory",
+        }
+    }
+
     /// Publishes one event.
     pub async fn publish(&mut self, event: &Event) -> Result<(), PublishError> {
         self.publish_batch(std::slice::from_ref(event))
