@@ -307,6 +307,10 @@ pub fn with_exporter<E: SpanExporter + 'static>(
     let resource = Resource::builder_empty()
         .with_attributes(attributes)
         .build();
+    let exporter = WarnOnce {
+        inner: exporter,
+        failing: std::sync::atomic::AtomicBool::new(false),
+    };
     let provider = SdkTracerProvider::builder()
         .with_span_processor(BatchSpanProcessor::builder(exporter).build())
         .with_sampler(settings.sampler.sampler())
@@ -327,6 +331,43 @@ pub fn with_exporter<E: SpanExporter + 'static>(
         propagator: TextMapCompositePropagator::new(propagators),
     })));
     Telemetry { provider, tracing }
+}
+
+/// An exporter that logs one WARN when exports start failing (an unreachable collector) and one
+/// INFO when they work again, instead of nothing or a line per batch.
+#[derive(Debug)]
+struct WarnOnce<E> {
+    inner: E,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+impl<E: SpanExporter> SpanExporter for WarnOnce<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        use std::sync::atomic::Ordering;
+        let result = self.inner.export(batch).await;
+        match &result {
+            Err(e) if !self.failing.swap(true, Ordering::Relaxed) => {
+                tracing::warn!(error = %e, "Failed to export OpenTelemetry spans; spans are dropped until the exporter recovers");
+            }
+            Ok(()) if self.failing.swap(false, Ordering::Relaxed) => {
+                tracing::info!("OpenTelemetry span export recovered");
+            }
+            _ => {}
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
 }
 
 /// The handle spans are started with: off (the default) or a tracer and the propagators. Cheap
