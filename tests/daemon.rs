@@ -2354,7 +2354,7 @@ async fn an_untraced_cycle_adds_no_traceparent_and_no_trace_fields() {
         let event: Json = serde_json::from_slice(&rig.next(&queue).await.data).expect("JSON");
         assert_eq!(traceparent_of(&event), None, "{event}");
         assert_eq!(
-            event.as_object().map(|o| o.keys().last().cloned()),
+            event.as_object().map(|o| o.keys().next_back().cloned()),
             Some(Some("data".to_string()))
         );
     }
