@@ -2398,11 +2398,19 @@ fn log_lines(process: &Process) -> Vec<Json> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_exports_over_otlp_http_from_the_environment() {
+    serve_exports_from_the_environment(otlp::http_receiver().await, "http/protobuf").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_exports_over_otlp_grpc_from_the_environment() {
+    serve_exports_from_the_environment(otlp::grpc_receiver().await, "grpc").await;
+}
+
+async fn serve_exports_from_the_environment(receiver: otlp::Receiver, protocol: &str) {
     let mut rig = rig().await;
     let (topic, queue) = rig.exchange_and_queue("serve-otlp").await;
     let (fleet, due) = process_fleet();
     let api = fake_api(fleet).await;
-    let receiver = otlp::http_receiver().await;
     let dir = TempDir::new();
     let (config, broker) = serve_files(&dir, &topic, RABBIT_URL);
     let endpoint = receiver.endpoint();
@@ -2412,7 +2420,7 @@ async fn serve_exports_over_otlp_http_from_the_environment() {
         &api.base_url,
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
             ("OTEL_SERVICE_NAME", "sentinel-e2e"),
             (
                 "OTEL_RESOURCE_ATTRIBUTES",
