@@ -9,6 +9,7 @@ use crate::sentinel::health::{self, HealthState};
 use crate::sentinel::logging::{self, LogSettings};
 use crate::sentinel::metrics::Metrics;
 use crate::sentinel::runtime::Daemon;
+use crate::sentinel::telemetry::{self, Telemetry, TraceSettings};
 use crate::sentinel::{broker, broker::config as broker_config};
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -108,24 +109,75 @@ fn log_start(config: &Config) {
 pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
     let config = config::load(&args.flags, &config::process_env)?;
     logging::init(&log_settings(&config));
-    log_start(&config);
-    config.warnings.iter().for_each(|w| tracing::warn!("{w}"));
-    if config.debug_config {
-        info!("Loaded configuration:\n{}", config::dump(&config));
-    }
-    let rules = Arc::new(Rules::compile(&config)?);
-    rules.log_warnings();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| startup("cannot start the async runtime", e))?;
-    runtime.block_on(serve(args, config, rules))
+    // As in Go, tracing is set up (or reported off) before the first "Starting" line.
+    let telemetry = {
+        let _inside = runtime.enter();
+        init_tracing(config.tracing_enabled)
+    };
+    let result = (|| {
+        log_start(&config);
+        config.warnings.iter().for_each(|w| tracing::warn!("{w}"));
+        if config.debug_config {
+            info!("Loaded configuration:\n{}", config::dump(&config));
+        }
+        let rules = Arc::new(Rules::compile(&config)?);
+        rules.log_warnings();
+        runtime.block_on(serve(args, config, rules, telemetry.as_ref()))
+    })();
+    runtime.block_on(shutdown_tracing(telemetry));
+    result
 }
 
-async fn serve(args: &ServeArgs, config: Config, rules: Arc<Rules>) -> Result<(), CmdError> {
+/// Go's tracing setup: off is one INFO; an exporter that cannot be built is one WARN and the
+/// daemon runs untraced. Must run inside the runtime (the gRPC exporter needs it).
+pub fn init_tracing(enabled: bool) -> Option<Telemetry> {
+    if !enabled {
+        info!(tracing_enabled = false, "OpenTelemetry disabled");
+        return None;
+    }
+    let settings = TraceSettings::from_env(&config::process_env);
+    settings.warnings.iter().for_each(|w| tracing::warn!("{w}"));
+    match telemetry::init(&settings, super::VERSION) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::warn!(error = %e, "Failed to initialize OpenTelemetry");
+            None
+        }
+    }
+}
+
+/// Flushes the last spans, bounded by [`telemetry::SHUTDOWN_TIMEOUT`] (an unreachable exporter
+/// cannot hold shutdown longer).
+pub async fn shutdown_tracing(telemetry: Option<Telemetry>) {
+    let Some(telemetry) = telemetry else { return };
+    let flush =
+        tokio::task::spawn_blocking(move || telemetry.shutdown(telemetry::SHUTDOWN_TIMEOUT));
+    let bound = telemetry::SHUTDOWN_TIMEOUT + std::time::Duration::from_millis(500);
+    match tokio::time::timeout(bound, flush).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::error!(error = %e, "Failed to shutdown OpenTelemetry"),
+        Ok(Err(e)) => tracing::error!(error = %e, "Failed to shutdown OpenTelemetry"),
+        Err(_) => tracing::error!("Failed to shutdown OpenTelemetry: timed out"),
+    }
+}
+
+async fn serve(
+    args: &ServeArgs,
+    config: Config,
+    rules: Arc<Rules>,
+    telemetry: Option<&Telemetry>,
+) -> Result<(), CmdError> {
     let selector = super::check::selector_pairs(&config);
-    let api = ApiClient::new(api_config(&config))
-        .map_err(|e| startup("invalid API client settings", e))?;
+    let mut api_settings = api_config(&config);
+    if let Some(t) = telemetry {
+        api_settings.tracing = t.tracing();
+    }
+    let api =
+        ApiClient::new(api_settings).map_err(|e| startup("invalid API client settings", e))?;
     api.probe(&config.resource_type)
         .await
         .map_err(|e| startup("HyperFleet API connectivity check failed", e))?;

@@ -25,6 +25,7 @@ pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError};
 pub use query::search_from_selector;
 pub use retry::Backoff;
 
+use super::telemetry::{HttpSpan, Tracing};
 use crate::resource::Resource;
 use crate::sentinel::broker::config::mask_url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
@@ -57,6 +58,9 @@ pub struct ApiClientConfig {
     pub backoff: Backoff,
     /// How many list pages may be requested or buffered ahead of the caller (at least 1).
     pub prefetch: usize,
+    /// Tracing (off by default): one client span per GET, with `traceparent`/`baggage` headers;
+    /// the poll loop of a daemon using this client traces with it too.
+    pub tracing: Tracing,
 }
 
 impl Default for ApiClientConfig {
@@ -71,6 +75,7 @@ impl Default for ApiClientConfig {
             user_agent: format!("hyperfleet-sentinel/{}", env!("CARGO_PKG_VERSION")),
             backoff: Backoff::default(),
             prefetch: 4,
+            tracing: Tracing::off(),
         }
     }
 }
@@ -153,6 +158,12 @@ impl ApiClient {
             collection: self.collection_url(resource_type),
             search: search.map(str::to_string),
             next_number: 1,
+            parent: self
+                .inner
+                .config
+                .tracing
+                .is_on()
+                .then(opentelemetry::Context::current),
             in_flight: VecDeque::new(),
             received: 0,
             seen: SeenIds::new(),
@@ -174,6 +185,8 @@ impl Inner {
         parse: impl FnOnce(&[u8]) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
         let mut request = self.http.get(url);
+        let span = HttpSpan::start(&self.config.tracing, url);
+        request = span.inject(request);
         if let Some(token) = &self.token {
             // Read before sending: a token failure means no request goes out at all.
             let token = token.get()?;
@@ -181,7 +194,9 @@ impl Inner {
         }
         let timeout = self.config.timeout;
         let transport = |e| ApiError::from_reqwest(e, timeout);
-        let response = request.send().await.map_err(transport)?;
+        let response = request.send().await.map_err(transport);
+        span.answered(response.as_ref().map(|r| r.status().as_u16()).ok());
+        let response = response?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -273,6 +288,8 @@ pub struct Pager {
     collection: String,
     search: Option<String>,
     next_number: u32,
+    /// The trace context the pages' GET spans are children of (the poll span), when tracing.
+    parent: Option<opentelemetry::Context>,
     in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
     received: u64,
     seen: SeenIds,
@@ -325,7 +342,14 @@ impl Pager {
         self.next_number = self.next_number.saturating_add(1);
         let size = self.inner.config.page_size;
         let url = query::page_url(&self.collection, number, size, self.search.as_deref());
-        let task = tokio::spawn(self.inner.clone().fetch_page(url, number));
+        let fetch = self.inner.clone().fetch_page(url, number);
+        let task = match &self.parent {
+            None => tokio::spawn(fetch),
+            Some(cx) => {
+                use opentelemetry::context::FutureExt as _;
+                tokio::spawn(fetch.with_context(cx.clone()))
+            }
+        };
         self.in_flight.push_back((number, task));
     }
 

@@ -204,6 +204,17 @@ impl Publisher {
         }
     }
 
+    /// The OpenTelemetry `messaging.system` of the publish spans: `rabbitmq` (as Go names it);
+    /// the stdout and in-process publishers have no standard name and say what they are.
+    pub fn messaging_system(&self) -> &'static str {
+        match self {
+            Publisher::Rabbit(_) => "rabbitmq",
+            Publisher::Stdout(_) => "stdout",
+            Publisher::Memory(_) => "memory",
+            Publisher::PubSub(_) => "gcp_pubsub",
+        }
+    }
+
     /// Publishes one event.
     pub async fn publish(&mut self, event: &Event) -> Result<(), PublishError> {
         self.publish_batch(std::slice::from_ref(event))

@@ -7,7 +7,9 @@
 //! the order `specversion, id, source, type, datacontenttype, data`, object keys inside `data`
 //! sorted bytewise at every level, `<`, `>`, `&`, U+2028 and U+2029 escaped as `\u003c`-style
 //! sequences, and floats formatted like `strconv.AppendFloat(f, 'f' or 'e', -1, 64)` (`3` not
-//! `3.0`, `1e+21` not `1e21`). No `time` attribute, compact, no trailing newline.
+//! `3.0`, `1e+21` not `1e21`). No `time` attribute, compact, no trailing newline. The only
+//! extension, `traceparent` (set only when tracing is on), follows `data`: extensions come after
+//! `data`, sorted by name; without one the bytes are exactly the untraced ones.
 
 use serde_json::{Map, Number, Value};
 use std::io::Write;
@@ -25,6 +27,46 @@ pub struct Event {
     pub ty: String,
     /// The CloudEvents `data`: the evaluated `message_data` object.
     pub data: Value,
+    /// The `traceparent` extension: the publish span, when tracing is on.
+    pub traceparent: Option<TraceParent>,
+}
+
+/// A W3C trace context: `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceParent {
+    /// The trace id.
+    pub trace_id: [u8; 16],
+    /// The span id.
+    pub span_id: [u8; 8],
+    /// The trace flags (`01` sampled).
+    pub flags: u8,
+}
+
+impl TraceParent {
+    /// The header / extension text, written into `out` without allocating.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"00-");
+        hex_into(out, &self.trace_id);
+        out.push(b'-');
+        hex_into(out, &self.span_id);
+        out.push(b'-');
+        hex_into(out, &[self.flags]);
+    }
+
+    /// The text as a string.
+    pub fn to_text(&self) -> String {
+        let mut out = Vec::with_capacity(55);
+        self.write(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0xf)]);
+    }
 }
 
 /// The CloudEvents type for a resource kind: `com.redhat.hyperfleet.<lowercased kind>.reconcile`.
@@ -44,6 +86,7 @@ impl Event {
             id,
             ty: event_type(kind),
             data,
+            traceparent: None,
         }
     }
 
@@ -58,6 +101,11 @@ impl Event {
         write_str(buf, &self.ty);
         buf.extend_from_slice(br#","datacontenttype":"application/json","data":"#);
         write_value(buf, &self.data);
+        if let Some(tp) = &self.traceparent {
+            buf.extend_from_slice(br#","traceparent":""#);
+            tp.write(buf);
+            buf.push(b'"');
+        }
         buf.push(b'}');
     }
 
@@ -366,5 +414,26 @@ mod tests {
             encode(&Value::Object(outer)),
             r#"{"B":"x","z":{"a":[true,null,{"y":2,"z":1}],"b":1}}"#
         );
+    }
+
+    // ---- traceparent extension ----
+
+    #[test]
+    fn traceparent_follows_data_and_untraced_bytes_are_unchanged() {
+        let id = Uuid::parse_str("0190b6a4-5c3e-7d2a-9f10-1234567890ab").unwrap_or_default();
+        let mut event = Event::with_id(id, "Cluster", json!({"id": "c1"}));
+        let untraced = event.to_bytes();
+        event.traceparent = Some(TraceParent {
+            trace_id: [0xab; 16],
+            span_id: [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef],
+            flags: 1,
+        });
+        let traced = String::from_utf8(event.to_bytes()).unwrap_or_default();
+        assert_eq!(
+            traced,
+            r#"{"specversion":"1.0","id":"0190b6a4-5c3e-7d2a-9f10-1234567890ab","source":"hyperfleet-sentinel","type":"com.redhat.hyperfleet.cluster.reconcile","datacontenttype":"application/json","data":{"id":"c1"},"traceparent":"00-abababababababababababababababab-0123456789abcdef-01"}"#
+        );
+        event.traceparent = None;
+        assert_eq!(event.to_bytes(), untraced);
     }
 }

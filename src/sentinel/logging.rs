@@ -8,6 +8,9 @@
 //! message and of every value are escaped (`\n`, `\u{1b}`), so a resource id cannot forge a
 //! log line or drive a terminal; JSON escapes them by itself.
 //!
+//! A line written while an OpenTelemetry span is current (tracing on) carries `trace_id` and
+//! `span_id`: in JSON after `extra`, as Go's field order has it; in text before the other fields.
+//!
 //! Invariant: the named fields are never duplicated under `extra`.
 
 use std::fmt::{self, Write as _};
@@ -112,6 +115,16 @@ struct Fields {
     topic: Option<String>,
     subset: Option<String>,
     extra: Vec<(&'static str, serde_json::Value)>,
+    /// The current span's trace and span id, hex.
+    trace: Option<(String, String)>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
 }
 
 impl Visit for Fields {
@@ -180,6 +193,7 @@ where
     ) -> fmt::Result {
         let mut f = Fields::default();
         event.record(&mut f);
+        f.trace = super::telemetry::current_ids().map(|(t, s)| (hex(&t), hex(&s)));
         let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
         let level = level_name(event.metadata().level());
         if self.json {
@@ -233,6 +247,10 @@ impl GoFormat {
             }
             obj.insert("extra".into(), serde_json::Value::Object(extra));
         }
+        if let Some((trace_id, span_id)) = f.trace {
+            obj.insert("trace_id".into(), serde_json::Value::String(trace_id));
+            obj.insert("span_id".into(), serde_json::Value::String(span_id));
+        }
         serde_json::Value::Object(obj).to_string()
     }
 
@@ -244,6 +262,9 @@ impl GoFormat {
             self.hostname,
         );
         push_escaped(&mut line, &f.message);
+        if let Some((trace_id, span_id)) = &f.trace {
+            let _ = write!(line, " trace_id={trace_id} span_id={span_id}");
+        }
         for (key, value) in [
             ("decision_reason", &f.decision_reason),
             ("topic", &f.topic),
@@ -377,5 +398,50 @@ mod tests {
             line,
             "2025-01-01T00:00:00Z INFO [sentinel] [1.0] [h] Published event resource_id=c1 decision_reason=message decision matched topic=clusters subset=clusters count=3"
         );
+    }
+
+    // ---- trace ids ----
+
+    fn traced() -> Fields {
+        Fields {
+            trace: Some((
+                "0af7651916cd43dd8448eb211c80319c".into(),
+                "b7ad6b7169203331".into(),
+            )),
+            ..fields()
+        }
+    }
+
+    #[test]
+    fn json_lines_carry_trace_ids_after_extra() {
+        let g = GoFormat {
+            json: true,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let line = g.json_line("2025-01-01T00:00:00Z", "info", traced());
+        assert!(
+            line.ends_with(r#""extra":{"count":3},"trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"b7ad6b7169203331"}"#),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn text_lines_carry_trace_ids_before_the_fields() {
+        let g = GoFormat {
+            json: false,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let line = g.text_line("2025-01-01T00:00:00Z", "info", traced());
+        assert_eq!(
+            line,
+            "2025-01-01T00:00:00Z INFO [sentinel] [1.0] [h] Published event resource_id=c1 trace_id=0af7651916cd43dd8448eb211c80319c span_id=b7ad6b7169203331 decision_reason=message decision matched topic=clusters subset=clusters count=3"
+        );
+    }
+
+    #[test]
+    fn no_span_no_trace_fields() {
+        assert_eq!(super::super::telemetry::current_ids(), None);
     }
 }

@@ -9,3 +9,4 @@ pub mod health;
 pub mod logging;
 pub mod metrics;
 pub mod runtime;
+pub mod telemetry;

@@ -14,9 +14,12 @@ use super::broker::Publisher;
 use super::event::Event;
 use super::health::HealthState;
 use super::metrics::Metrics;
+use super::telemetry::{self, Tracing};
 use crate::cel::time::Timestamp;
 use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON};
 use crate::rules::Rules;
+use opentelemetry::{Context, KeyValue};
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -93,10 +96,46 @@ impl Daemon {
     /// One cycle at `now`: fetch page by page, decide, publish. Abandons the rest of the cycle on
     /// a fetch error or when `shutdown` turns true (see the module docs for the safe points).
     /// A dropped sender never counts as a shutdown request.
+    ///
+    /// With the API client's tracing on, the cycle is one trace: a `sentinel.poll` root span
+    /// (current while the cycle runs, so its log lines carry its ids), the API GETs, one
+    /// `sentinel.evaluate` per resource and one `<topic> publish` per event under it.
     pub async fn cycle(
         &mut self,
         now: Timestamp,
         shutdown: &mut watch::Receiver<bool>,
+    ) -> CycleReport {
+        use opentelemetry::context::FutureExt as _;
+        let tracing = self.api.config().tracing.clone();
+        let resource_type = &self.resource_type;
+        let poll = tracing.start("sentinel.poll", None, || {
+            vec![KeyValue::new(
+                "hyperfleet.resource_type",
+                resource_type.clone(),
+            )]
+        });
+        let Some(poll) = poll else {
+            return self.cycle_in(now, shutdown, None).await;
+        };
+        let traced = Traced {
+            tracing,
+            poll: poll.clone(),
+            publish_name: Cow::Owned(format!("{} publish", self.topic)),
+            messaging_system: self.publisher.messaging_system(),
+        };
+        let report = self
+            .cycle_in(now, shutdown, Some(&traced))
+            .with_context(poll.clone())
+            .await;
+        telemetry::end(&poll);
+        report
+    }
+
+    async fn cycle_in(
+        &mut self,
+        now: Timestamp,
+        shutdown: &mut watch::Receiver<bool>,
+        traced: Option<&Traced>,
     ) -> CycleReport {
         let started = Instant::now();
         let mut report = CycleReport::default();
@@ -113,6 +152,8 @@ impl Daemon {
         let mut scratch = crate::decision::Scratch::default();
         let mut events: Vec<Event> = Vec::new();
         let mut ids: Vec<Arc<str>> = Vec::new();
+        // (evaluate, publish) span contexts of `events`, in step with them; empty untraced.
+        let mut spans: Vec<(Context, Context)> = Vec::new();
         loop {
             let page = tokio::select! {
                 biased;
@@ -126,16 +167,23 @@ impl Daemon {
                 None => break,
                 Some(Ok(page)) => page,
                 Some(Err(e)) => {
+                    if let Some(t) = traced {
+                        telemetry::fail(&t.poll, "fetch resources failed");
+                    }
                     self.fetch_failed(&e);
                     return report;
                 }
             };
             events.clear();
             ids.clear();
+            spans.clear();
             for resource in page.items {
                 report.total += 1;
                 let resource = Arc::new(resource);
                 let id = resource.id.clone().unwrap_or_default();
+                let eval = traced.and_then(|t| t.evaluate(&self.resource_type, &id));
+                // The evaluate span is current for this resource's log lines (no await inside).
+                let _current = eval.clone().map(Context::attach);
                 if id.is_empty() {
                     // As in Go: counted in the total only, neither skipped nor in a metric.
                     let kind = resource.kind.as_deref().unwrap_or("");
@@ -147,10 +195,16 @@ impl Daemon {
                         "Skipping resource larger than the limit resource_id={id}");
                     self.metrics.skipped(TOO_LARGE_REASON);
                     report.skipped += 1;
+                    if let Some(eval) = &eval {
+                        Traced::decided(eval, TOO_LARGE_REASON);
+                    }
                     continue;
                 }
                 let decision = self.rules.decision.decide(&resource, now, &mut scratch);
                 let reason = decision.reason.text();
+                if let Some(eval) = &eval {
+                    Traced::decided(eval, &reason);
+                }
                 if !decision.publish {
                     self.metrics.skipped(&reason);
                     debug!(decision_reason = %reason, subset = %self.resource_type, "Skipped resource resource_id={id}");
@@ -158,11 +212,17 @@ impl Daemon {
                     continue;
                 }
                 pending += 1;
-                events.push(self.event(&resource, &reason));
+                let mut event = self.event(&resource, &reason);
+                if let (Some(t), Some(eval)) = (traced, eval) {
+                    let publish = t.publish(&eval, &event);
+                    event.traceparent = telemetry::traceparent(&publish);
+                    spans.push((eval, publish));
+                }
+                events.push(event);
                 ids.push(id);
             }
             if !self
-                .publish_or_stop(&events, &ids, &mut report, shutdown)
+                .publish_or_stop(&events, &ids, &spans, &mut report, shutdown)
                 .await
             {
                 return report;
@@ -192,11 +252,12 @@ impl Daemon {
         &mut self,
         events: &[Event],
         ids: &[Arc<str>],
+        spans: &[(Context, Context)],
         report: &mut CycleReport,
         shutdown: &mut watch::Receiver<bool>,
     ) -> bool {
         let resource_type = self.resource_type.clone();
-        let publishing = self.publish(events, ids, report);
+        let publishing = self.publish(events, ids, spans, report);
         tokio::pin!(publishing);
         tokio::select! {
             biased;
@@ -213,12 +274,28 @@ impl Daemon {
         }
     }
 
-    async fn publish(&mut self, events: &[Event], ids: &[Arc<str>], report: &mut CycleReport) {
+    async fn publish(
+        &mut self,
+        events: &[Event],
+        ids: &[Arc<str>],
+        spans: &[(Context, Context)],
+        report: &mut CycleReport,
+    ) {
         if events.is_empty() {
             return;
         }
         let results = self.publisher.publish_batch_keyed(events, ids).await;
-        for (id, result) in ids.iter().zip(results) {
+        for (i, (id, result)) in ids.iter().zip(results).enumerate() {
+            let span = spans.get(i);
+            // The result's log line is written under the resource's evaluate span, as in Go.
+            let _current = span.map(|(eval, _)| eval.clone().attach());
+            if let (Some((_, publish)), Err(_)) = (span, &result) {
+                telemetry::fail(publish, "publish failed");
+            }
+            if let Some((eval, publish)) = span {
+                telemetry::end(publish);
+                telemetry::end(eval);
+            }
             match result {
                 Ok(()) => {
                     self.metrics.published("message decision matched");
@@ -251,6 +328,52 @@ impl Daemon {
         info!(subset = %self.resource_type, topic = %self.topic,
             "Trigger cycle completed total={} published={} skipped={} duration={seconds:.3}s",
             report.total, report.published, report.skipped);
+    }
+}
+
+/// What a traced cycle starts its spans with.
+struct Traced {
+    tracing: Tracing,
+    poll: Context,
+    publish_name: Cow<'static, str>,
+    messaging_system: &'static str,
+}
+
+impl Traced {
+    /// The `sentinel.evaluate` span of resource `id`, child of the poll span.
+    fn evaluate(&self, resource_type: &str, id: &str) -> Option<Context> {
+        self.tracing
+            .start("sentinel.evaluate", Some(&self.poll), || {
+                vec![
+                    KeyValue::new("hyperfleet.resource_type", resource_type.to_string()),
+                    KeyValue::new("hyperfleet.resource_id", id.to_string()),
+                ]
+            })
+    }
+
+    /// Records the decision on the evaluate span (a skipped resource's span ends when its
+    /// context is dropped, at the end of the resource's iteration).
+    fn decided(eval: &Context, reason: &str) {
+        use opentelemetry::trace::TraceContextExt as _;
+        eval.span().set_attribute(KeyValue::new(
+            "hyperfleet.decision_reason",
+            reason.to_string(),
+        ));
+    }
+
+    /// The `<topic> publish` span of `event`, child of its evaluate span.
+    fn publish(&self, eval: &Context, event: &Event) -> Context {
+        let topic = self.publish_name.strip_suffix(" publish").unwrap_or("");
+        self.tracing
+            .start(self.publish_name.clone(), Some(eval), || {
+                vec![
+                    KeyValue::new("messaging.system", self.messaging_system),
+                    KeyValue::new("messaging.operation.type", "publish"),
+                    KeyValue::new("messaging.destination.name", topic.to_string()),
+                    KeyValue::new("messaging.message.id", event.id.to_string()),
+                ]
+            })
+            .unwrap_or_else(|| eval.clone())
     }
 }
 

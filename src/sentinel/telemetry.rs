@@ -1,0 +1,864 @@
+//! OpenTelemetry tracing, as the Go sentinel traces: the settings read from the `OTEL_*`
+//! environment ([`TraceSettings::from_env`], a pure function of the lookup), the tracer provider
+//! with a batch span processor and an OTLP (gRPC or HTTP/protobuf) or stdout exporter
+//! ([`init`]), and the [`Tracing`] handle the poll loop and the API client start spans with.
+//!
+//! Spans come from the OpenTelemetry API directly (no `tracing` bridge): `sentinel.poll` per
+//! cycle, one client span per API GET, `sentinel.evaluate` per resource and `<topic> publish`
+//! per event (see `runtime` and `api`).
+//!
+//! Invariant: with tracing off ([`Tracing::off`], the default) no span, context or attribute is
+//! ever built: every entry point checks the one `Option` first and returns `None`.
+
+use opentelemetry::propagation::{Injector, TextMapCompositePropagator, TextMapPropagator};
+use opentelemetry::trace::{
+    SpanContext, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
+};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+use opentelemetry_sdk::trace::{
+    BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
+};
+use std::borrow::Cow;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// The tracer name (instrumentation scope) of every span.
+pub const TRACER_NAME: &str = "hyperfleet-sentinel";
+/// `service.name` when `OTEL_SERVICE_NAME` is unset or empty.
+pub const DEFAULT_SERVICE_NAME: &str = "hyperfleet-sentinel";
+/// How long shutdown waits for the last spans to be exported.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where spans go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExporterKind {
+    /// One JSON object per span per line on standard output (no `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    Stdout,
+    /// OTLP over gRPC (`OTEL_EXPORTER_OTLP_PROTOCOL` `grpc`, empty or unknown).
+    OtlpGrpc,
+    /// OTLP over HTTP with protobuf bodies (`http` or `http/protobuf`).
+    OtlpHttp,
+}
+
+/// The sampler `OTEL_TRACES_SAMPLER` (+ `_ARG`) names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SamplerKind {
+    /// `always_on`.
+    AlwaysOn,
+    /// `always_off`.
+    AlwaysOff,
+    /// `traceidratio` with its ratio.
+    TraceIdRatio(f64),
+    /// `parentbased_always_on`.
+    ParentBasedAlwaysOn,
+    /// `parentbased_always_off`.
+    ParentBasedAlwaysOff,
+    /// `parentbased_traceidratio` (the default) with its ratio.
+    ParentBasedTraceIdRatio(f64),
+}
+
+impl SamplerKind {
+    /// The SDK sampler.
+    pub fn sampler(self) -> Sampler {
+        let parent = |root: Sampler| Sampler::ParentBased(Box::new(root));
+        match self {
+            SamplerKind::AlwaysOn => Sampler::AlwaysOn,
+            SamplerKind::AlwaysOff => Sampler::AlwaysOff,
+            SamplerKind::TraceIdRatio(r) => Sampler::TraceIdRatioBased(r),
+            SamplerKind::ParentBasedAlwaysOn => parent(Sampler::AlwaysOn),
+            SamplerKind::ParentBasedAlwaysOff => parent(Sampler::AlwaysOff),
+            SamplerKind::ParentBasedTraceIdRatio(r) => parent(Sampler::TraceIdRatioBased(r)),
+        }
+    }
+}
+
+/// A propagator `OTEL_PROPAGATORS` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropagatorKind {
+    /// W3C `traceparent` / `tracestate`.
+    TraceContext,
+    /// W3C `baggage`.
+    Baggage,
+}
+
+/// Everything the `OTEL_*` environment decides, plus the warnings for values it ignored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSettings {
+    /// The exporter.
+    pub exporter: ExporterKind,
+    /// The sampler.
+    pub sampler: SamplerKind,
+    /// The propagators, in order (empty for `none`).
+    pub propagators: Vec<PropagatorKind>,
+    /// `service.name`.
+    pub service_name: String,
+    /// `OTEL_RESOURCE_ATTRIBUTES`, decoded, in order (`service.name` among them is overridden).
+    pub resource: Vec<(String, String)>,
+    /// One line per ignored value (logged as WARN by the caller).
+    pub warnings: Vec<String>,
+}
+
+const DEFAULT_RATIO: f64 = 1.0;
+
+impl TraceSettings {
+    /// Reads the settings through `env` (the process environment in `serve`). Bad values are
+    /// warnings and the defaults, never errors.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> TraceSettings {
+        let var = |name: &str| env(name).map(|v| v.trim().to_string());
+        let mut warnings = Vec::new();
+        let exporter = match var("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|e| !e.is_empty()) {
+            None => ExporterKind::Stdout,
+            Some(_) => {
+                let protocol = var("OTEL_EXPORTER_OTLP_PROTOCOL").unwrap_or_default();
+                match protocol.to_lowercase().as_str() {
+                    "http" | "http/protobuf" => ExporterKind::OtlpHttp,
+                    "grpc" | "" => ExporterKind::OtlpGrpc,
+                    _ => {
+                        warnings.push(format!(
+                            "Unrecognized OTEL_EXPORTER_OTLP_PROTOCOL {protocol:?}, using default grpc"
+                        ));
+                        ExporterKind::OtlpGrpc
+                    }
+                }
+            }
+        };
+        let mut ratio = || match var("OTEL_TRACES_SAMPLER_ARG").filter(|a| !a.is_empty()) {
+            None => DEFAULT_RATIO,
+            Some(arg) => match arg.parse::<f64>() {
+                Ok(r) if (0.0..=1.0).contains(&r) => r,
+                _ => {
+                    warnings.push(format!(
+                        "Invalid OTEL_TRACES_SAMPLER_ARG value={arg:?}, using default: {DEFAULT_RATIO}"
+                    ));
+                    DEFAULT_RATIO
+                }
+            },
+        };
+        let name = var("OTEL_TRACES_SAMPLER")
+            .unwrap_or_default()
+            .to_lowercase();
+        let sampler = match name.as_str() {
+            "always_on" => SamplerKind::AlwaysOn,
+            "always_off" => SamplerKind::AlwaysOff,
+            "traceidratio" => SamplerKind::TraceIdRatio(ratio()),
+            "parentbased_always_on" => SamplerKind::ParentBasedAlwaysOn,
+            "parentbased_always_off" => SamplerKind::ParentBasedAlwaysOff,
+            "parentbased_traceidratio" | "" => SamplerKind::ParentBasedTraceIdRatio(ratio()),
+            _ => {
+                let ratio = ratio();
+                warnings.push(format!("Unrecognized sampler {name:?}, using default"));
+                SamplerKind::ParentBasedTraceIdRatio(ratio)
+            }
+        };
+        let propagators = propagators(var("OTEL_PROPAGATORS"), &mut warnings);
+        let service_name = var("OTEL_SERVICE_NAME")
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
+        let resource = resource_attributes(&var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default());
+        TraceSettings {
+            exporter,
+            sampler,
+            propagators,
+            service_name,
+            resource,
+            warnings,
+        }
+    }
+}
+
+const DEFAULT_PROPAGATORS: [PropagatorKind; 2] =
+    [PropagatorKind::TraceContext, PropagatorKind::Baggage];
+
+/// `OTEL_PROPAGATORS`: a comma-separated list of `tracecontext`, `baggage` or `none`; unset or
+/// empty is `tracecontext,baggage`; a name this sentinel does not implement is a warning and the
+/// default.
+fn propagators(value: Option<String>, warnings: &mut Vec<String>) -> Vec<PropagatorKind> {
+    let value = value.unwrap_or_default();
+    if value.is_empty() {
+        return DEFAULT_PROPAGATORS.to_vec();
+    }
+    let mut out = Vec::new();
+    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let kind = match name.to_lowercase().as_str() {
+            "tracecontext" => PropagatorKind::TraceContext,
+            "baggage" => PropagatorKind::Baggage,
+            "none" => continue,
+            _ => {
+                warnings.push(format!(
+                    "Unsupported OTEL_PROPAGATORS entry {name:?}, using default tracecontext,baggage"
+                ));
+                return DEFAULT_PROPAGATORS.to_vec();
+            }
+        };
+        if !out.contains(&kind) {
+            out.push(kind);
+        }
+    }
+    out
+}
+
+/// `OTEL_RESOURCE_ATTRIBUTES`: `key=value` pairs separated by commas, percent-decoded; a pair
+/// without `=` or with an empty key is ignored, as the SDKs do.
+fn resource_attributes(value: &str) -> Vec<(String, String)> {
+    value
+        .split(',')
+        .filter_map(|pair| {
+            let (key, value) = pair.split_once('=')?;
+            let key = key.trim();
+            (!key.is_empty()).then(|| (percent_decode(key), percent_decode(value.trim())))
+        })
+        .collect()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The exporter could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TelemetryError(String);
+
+/// A running tracer provider: its [`Tracing`] handle, and the provider to flush at shutdown.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+    tracing: Tracing,
+}
+
+impl Telemetry {
+    /// The handle spans are started with.
+    pub fn tracing(&self) -> Tracing {
+        self.tracing.clone()
+    }
+
+    /// Flushes the spans still queued and stops the exporter, waiting at most `timeout`
+    /// (blocking: call it off the async workers, e.g. in `spawn_blocking`).
+    pub fn shutdown(&self, timeout: Duration) -> OTelSdkResult {
+        self.provider.shutdown_with_timeout(timeout)
+    }
+}
+
+/// Builds the provider the settings describe (batch span processor, the settings' exporter,
+/// sampler, propagators and resource). An OTLP gRPC exporter must be built inside a tokio
+/// runtime. The OTLP exporters read the other standard `OTEL_EXPORTER_OTLP_*` variables
+/// (headers, timeout, per-signal endpoint) themselves.
+pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, TelemetryError> {
+    use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+    let built = |r: Result<opentelemetry_otlp::SpanExporter, _>| {
+        r.map_err(|e: opentelemetry_otlp::ExporterBuildError| TelemetryError(e.to_string()))
+    };
+    Ok(match settings.exporter {
+        ExporterKind::Stdout => with_exporter(JsonLinesExporter::stdout(), settings, version),
+        ExporterKind::OtlpGrpc => {
+            let exporter = built(
+                opentelemetry_otlp::SpanExporter::builder()
+                    .with_tonic()
+                    .build(),
+            )?;
+            with_exporter(exporter, settings, version)
+        }
+        ExporterKind::OtlpHttp => {
+            let exporter = built(
+                opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_protocol(Protocol::HttpBinary)
+                    .build(),
+            )?;
+            with_exporter(exporter, settings, version)
+        }
+    })
+}
+
+/// A provider over any exporter (tests and benches bring their own), with a batch span processor
+/// whose queue drops spans when full rather than blocking (the SDK defaults, `OTEL_BSP_*`).
+pub fn with_exporter<E: SpanExporter + 'static>(
+    exporter: E,
+    settings: &TraceSettings,
+    version: &str,
+) -> Telemetry {
+    let mut attributes: Vec<KeyValue> = settings
+        .resource
+        .iter()
+        .filter(|(k, _)| k != "service.name" && k != "service.version")
+        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+        .collect();
+    attributes.push(KeyValue::new("service.name", settings.service_name.clone()));
+    attributes.push(KeyValue::new("service.version", version.to_string()));
+    let resource = Resource::builder_empty()
+        .with_attributes(attributes)
+        .build();
+    let exporter = WarnOnce {
+        inner: exporter,
+        failing: std::sync::atomic::AtomicBool::new(false),
+    };
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(BatchSpanProcessor::builder(exporter).build())
+        .with_sampler(settings.sampler.sampler())
+        .with_resource(resource)
+        .build();
+    let propagators = settings
+        .propagators
+        .iter()
+        .map(|kind| -> Box<dyn TextMapPropagator + Send + Sync> {
+            match kind {
+                PropagatorKind::TraceContext => Box::new(TraceContextPropagator::new()),
+                PropagatorKind::Baggage => Box::new(BaggagePropagator::new()),
+            }
+        })
+        .collect();
+    let tracing = Tracing(Some(Arc::new(Active {
+        tracer: provider.tracer(TRACER_NAME),
+        propagator: TextMapCompositePropagator::new(propagators),
+    })));
+    Telemetry { provider, tracing }
+}
+
+/// An exporter that logs one WARN when exports start failing (an unreachable collector) and one
+/// INFO when they work again, instead of nothing or a line per batch.
+#[derive(Debug)]
+struct WarnOnce<E> {
+    inner: E,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+impl<E: SpanExporter> SpanExporter for WarnOnce<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        use std::sync::atomic::Ordering;
+        let result = self.inner.export(batch).await;
+        match &result {
+            Err(e) if !self.failing.swap(true, Ordering::Relaxed) => {
+                tracing::warn!(error = %e, "Failed to export OpenTelemetry spans; spans are dropped until the exporter recovers");
+            }
+            Ok(()) if self.failing.swap(false, Ordering::Relaxed) => {
+                tracing::info!("OpenTelemetry span export recovered");
+            }
+            _ => {}
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+/// The handle spans are started with: off (the default) or a tracer and the propagators. Cheap
+/// to clone.
+#[derive(Clone, Default)]
+pub struct Tracing(Option<Arc<Active>>);
+
+struct Active {
+    tracer: SdkTracer,
+    propagator: TextMapCompositePropagator,
+}
+
+impl std::fmt::Debug for Tracing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Tracing(on)"
+        } else {
+            "Tracing(off)"
+        })
+    }
+}
+
+/// A span's attribute.
+pub type Attr = KeyValue;
+
+impl Tracing {
+    /// Tracing off: every method returns `None` and builds nothing.
+    pub fn off() -> Tracing {
+        Tracing(None)
+    }
+
+    /// Whether spans are started at all.
+    pub fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Starts an internal span `name` under `parent` (a root span for `None`) and returns the
+    /// context holding it; `None` when tracing is off (then `attributes` is never called).
+    pub fn start(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        parent: Option<&Context>,
+        attributes: impl FnOnce() -> Vec<KeyValue>,
+    ) -> Option<Context> {
+        self.start_kind(name, SpanKind::Internal, parent, attributes)
+    }
+
+    /// [`Tracing::start`] with a span kind.
+    pub fn start_kind(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        parent: Option<&Context>,
+        attributes: impl FnOnce() -> Vec<KeyValue>,
+    ) -> Option<Context> {
+        let active = self.0.as_ref()?;
+        let root = Context::new();
+        let parent = parent.unwrap_or(&root);
+        let span = active
+            .tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes())
+            .start_with_context(&active.tracer, parent);
+        Some(parent.with_span(span))
+    }
+
+    /// Writes the propagation headers (`traceparent`, `baggage`) of `cx` into `headers`.
+    pub fn inject(&self, cx: &Context, headers: &mut reqwest::header::HeaderMap) {
+        if let Some(active) = &self.0 {
+            active
+                .propagator
+                .inject_context(cx, &mut HeaderInjector(headers));
+        }
+    }
+}
+
+/// The client span of one API GET (named `HTTP GET`, as Go's otelhttp transport names it), child
+/// of the current context's span; inert when tracing is off. Ends when dropped.
+pub struct HttpSpan<'a> {
+    tracing: &'a Tracing,
+    cx: Option<Context>,
+}
+
+impl<'a> HttpSpan<'a> {
+    /// Starts the span for a GET of `url` (credentials in the URL are not recorded).
+    pub fn start(tracing: &'a Tracing, url: &str) -> HttpSpan<'a> {
+        let cx = tracing.0.as_ref().and_then(|_| {
+            let parent = Context::current();
+            tracing.start_kind("HTTP GET", SpanKind::Client, Some(&parent), || {
+                let mut attrs = vec![KeyValue::new("http.request.method", "GET")];
+                if let Ok(mut parsed) = reqwest::Url::parse(url) {
+                    let _ = parsed.set_password(None);
+                    let _ = parsed.set_username("");
+                    if let Some(host) = parsed.host_str() {
+                        attrs.push(KeyValue::new("server.address", host.to_string()));
+                    }
+                    if let Some(port) = parsed.port_or_known_default() {
+                        attrs.push(KeyValue::new("server.port", i64::from(port)));
+                    }
+                    attrs.push(KeyValue::new("url.full", parsed.to_string()));
+                }
+                attrs
+            })
+        });
+        HttpSpan { tracing, cx }
+    }
+
+    /// Adds the propagation headers of this span to the request.
+    pub fn inject(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.cx {
+            None => request,
+            Some(cx) => {
+                let mut headers = reqwest::header::HeaderMap::new();
+                self.tracing.inject(cx, &mut headers);
+                request.headers(headers)
+            }
+        }
+    }
+
+    /// Records the response status (`None`: no response, a transport error). A status of 400 or
+    /// more, or no response, marks the span failed.
+    pub fn answered(&self, status: Option<u16>) {
+        let Some(cx) = &self.cx else { return };
+        let span = cx.span();
+        match status {
+            Some(code) => {
+                span.set_attribute(KeyValue::new("http.response.status_code", i64::from(code)));
+                if code >= 400 {
+                    span.set_attribute(KeyValue::new("error.type", code.to_string()));
+                    span.set_status(Status::error(""));
+                }
+            }
+            None => {
+                span.set_attribute(KeyValue::new("error.type", "transport"));
+                span.set_status(Status::error("request failed"));
+            }
+        }
+    }
+}
+
+impl Drop for HttpSpan<'_> {
+    fn drop(&mut self) {
+        if let Some(cx) = &self.cx {
+            cx.span().end();
+        }
+    }
+}
+
+struct HeaderInjector<'a>(&'a mut reqwest::header::HeaderMap);
+
+impl Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) = (
+            reqwest::header::HeaderName::from_bytes(key.as_bytes()),
+            reqwest::header::HeaderValue::from_str(&value),
+        ) {
+            self.0.insert(name, value);
+        }
+    }
+}
+
+/// Marks the span of `cx` failed with `description`.
+pub fn fail(cx: &Context, description: &'static str) {
+    cx.span().set_status(Status::error(description));
+}
+
+/// Ends the span of `cx`.
+pub fn end(cx: &Context) {
+    cx.span().end();
+}
+
+/// The W3C `traceparent` of the span of `cx` (`00-<trace>-<span>-<flags>`), when its span
+/// context is valid.
+pub fn traceparent(cx: &Context) -> Option<super::event::TraceParent> {
+    let span = cx.span();
+    let sc: &SpanContext = span.span_context();
+    sc.is_valid().then(|| super::event::TraceParent {
+        trace_id: sc.trace_id().to_bytes(),
+        span_id: sc.span_id().to_bytes(),
+        flags: sc.trace_flags().to_u8(),
+    })
+}
+
+/// The trace and span id of the current context's span, when valid (for log lines).
+pub fn current_ids() -> Option<([u8; 16], [u8; 8])> {
+    Context::map_current(|cx| {
+        let span = cx.span();
+        let sc = span.span_context();
+        sc.is_valid()
+            .then(|| (sc.trace_id().to_bytes(), sc.span_id().to_bytes()))
+    })
+}
+
+/// A span exporter writing one JSON object per span per line, shaped like the Go sentinel's
+/// stdout exporter (`Name`, `SpanContext`, `Parent`, `SpanKind`, `StartTime`, `EndTime`,
+/// `Attributes`, `Status`, `Resource`, `InstrumentationScope`).
+pub struct JsonLinesExporter {
+    out: Mutex<Box<dyn Write + Send>>,
+    resource: Vec<KeyValue>,
+}
+
+impl std::fmt::Debug for JsonLinesExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JsonLinesExporter")
+    }
+}
+
+impl JsonLinesExporter {
+    /// Writes to standard output.
+    pub fn stdout() -> JsonLinesExporter {
+        JsonLinesExporter::to_writer(Box::new(std::io::stdout()))
+    }
+
+    /// Writes to `out` (tests).
+    pub fn to_writer(out: Box<dyn Write + Send>) -> JsonLinesExporter {
+        JsonLinesExporter {
+            out: Mutex::new(out),
+            resource: Vec::new(),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+fn attributes_json<'a>(kvs: impl Iterator<Item = &'a KeyValue>) -> serde_json::Value {
+    use opentelemetry::Value;
+    kvs.map(|kv| {
+        let (ty, value) = match &kv.value {
+            Value::Bool(b) => ("BOOL", serde_json::json!(b)),
+            Value::I64(i) => ("INT64", serde_json::json!(i)),
+            Value::F64(f) => ("FLOAT64", serde_json::json!(f)),
+            Value::String(s) => ("STRING", serde_json::json!(s.as_str())),
+            other => ("STRING", serde_json::json!(other.to_string())),
+        };
+        serde_json::json!({"Key": kv.key.as_str(), "Value": {"Type": ty, "Value": value}})
+    })
+    .collect()
+}
+
+/// One span as the stdout exporter writes it.
+pub fn span_json(span: &SpanData, resource: &[KeyValue]) -> serde_json::Value {
+    let sc = &span.span_context;
+    let kind = match span.span_kind {
+        SpanKind::Internal => 1,
+        SpanKind::Server => 2,
+        SpanKind::Client => 3,
+        SpanKind::Producer => 4,
+        SpanKind::Consumer => 5,
+    };
+    let (code, description) = match &span.status {
+        Status::Unset => ("Unset", String::new()),
+        Status::Ok => ("Ok", String::new()),
+        Status::Error { description } => ("Error", description.to_string()),
+    };
+    let parent_valid = span.parent_span_id != opentelemetry::trace::SpanId::INVALID;
+    serde_json::json!({
+        "Name": span.name,
+        "SpanContext": {
+            "TraceID": hex(&sc.trace_id().to_bytes()),
+            "SpanID": hex(&sc.span_id().to_bytes()),
+            "TraceFlags": format!("{:02x}", sc.trace_flags().to_u8()),
+        },
+        "Parent": {
+            "TraceID": if parent_valid { hex(&sc.trace_id().to_bytes()) } else { "0".repeat(32) },
+            "SpanID": hex(&span.parent_span_id.to_bytes()),
+            "Remote": span.parent_span_is_remote,
+        },
+        "SpanKind": kind,
+        "StartTime": rfc3339(span.start_time),
+        "EndTime": rfc3339(span.end_time),
+        "Attributes": attributes_json(span.attributes.iter()),
+        "Status": {"Code": code, "Description": description},
+        "Resource": attributes_json(resource.iter()),
+        "InstrumentationScope": {
+            "Name": span.instrumentation_scope.name(),
+            "Version": span.instrumentation_scope.version().unwrap_or(""),
+        },
+    })
+}
+
+impl SpanExporter for JsonLinesExporter {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let mut text = String::new();
+        for span in &batch {
+            text.push_str(&span_json(span, &self.resource).to_string());
+            text.push('\n');
+        }
+        let mut out = self.out.lock().map_err(|_| {
+            opentelemetry_sdk::error::OTelSdkError::InternalFailure("poisoned".into())
+        })?;
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| opentelemetry_sdk::error::OTelSdkError::InternalFailure(e.to_string()))
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.resource = resource
+            .iter()
+            .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn settings(vars: &[(&str, &str)]) -> TraceSettings {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        TraceSettings::from_env(&|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_without_environment() {
+        let s = settings(&[]);
+        assert_eq!(s.exporter, ExporterKind::Stdout);
+        assert_eq!(s.sampler, SamplerKind::ParentBasedTraceIdRatio(1.0));
+        assert_eq!(
+            s.propagators,
+            [PropagatorKind::TraceContext, PropagatorKind::Baggage]
+        );
+        assert_eq!(s.service_name, "hyperfleet-sentinel");
+        assert!(s.resource.is_empty());
+        assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn protocol_matrix() {
+        let ep = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317");
+        let cases = [
+            (None, ExporterKind::OtlpGrpc, false),
+            (Some(""), ExporterKind::OtlpGrpc, false),
+            (Some("grpc"), ExporterKind::OtlpGrpc, false),
+            (Some("GRPC"), ExporterKind::OtlpGrpc, false),
+            (Some("http"), ExporterKind::OtlpHttp, false),
+            (Some("http/protobuf"), ExporterKind::OtlpHttp, false),
+            (Some("HTTP/Protobuf"), ExporterKind::OtlpHttp, false),
+            (Some("http/json"), ExporterKind::OtlpGrpc, true),
+            (Some("thrift"), ExporterKind::OtlpGrpc, true),
+        ];
+        for (protocol, want, warns) in cases {
+            let mut vars = vec![ep];
+            if let Some(p) = protocol {
+                vars.push(("OTEL_EXPORTER_OTLP_PROTOCOL", p));
+            }
+            let s = settings(&vars);
+            assert_eq!(s.exporter, want, "{protocol:?}");
+            assert_eq!(
+                s.warnings.len(),
+                usize::from(warns),
+                "{protocol:?}: {:?}",
+                s.warnings
+            );
+        }
+        // Without an endpoint the protocol does not matter: stdout.
+        let s = settings(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "http")]);
+        assert_eq!(s.exporter, ExporterKind::Stdout);
+        let s = settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "")]);
+        assert_eq!(s.exporter, ExporterKind::Stdout);
+        let unknown = settings(&[ep, ("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift")]);
+        assert_eq!(
+            unknown.warnings,
+            ["Unrecognized OTEL_EXPORTER_OTLP_PROTOCOL \"thrift\", using default grpc"]
+        );
+    }
+
+    #[test]
+    fn sampler_matrix() {
+        use SamplerKind::*;
+        let cases: [(&str, Option<&str>, SamplerKind, usize); 17] = [
+            ("", None, ParentBasedTraceIdRatio(1.0), 0),
+            ("always_on", None, AlwaysOn, 0),
+            ("ALWAYS_ON", None, AlwaysOn, 0),
+            ("always_off", None, AlwaysOff, 0),
+            ("traceidratio", None, TraceIdRatio(1.0), 0),
+            ("traceidratio", Some("0.25"), TraceIdRatio(0.25), 0),
+            ("traceidratio", Some("0"), TraceIdRatio(0.0), 0),
+            ("traceidratio", Some("1"), TraceIdRatio(1.0), 0),
+            ("traceidratio", Some("1.5"), TraceIdRatio(1.0), 1),
+            ("traceidratio", Some("-0.1"), TraceIdRatio(1.0), 1),
+            ("traceidratio", Some("half"), TraceIdRatio(1.0), 1),
+            ("parentbased_always_on", None, ParentBasedAlwaysOn, 0),
+            ("parentbased_always_off", None, ParentBasedAlwaysOff, 0),
+            (
+                "parentbased_traceidratio",
+                Some("0.5"),
+                ParentBasedTraceIdRatio(0.5),
+                0,
+            ),
+            (
+                "parentbased_traceidratio",
+                Some("NaN"),
+                ParentBasedTraceIdRatio(1.0),
+                1,
+            ),
+            ("jaeger_remote", None, ParentBasedTraceIdRatio(1.0), 1),
+            (
+                "jaeger_remote",
+                Some("0.5"),
+                ParentBasedTraceIdRatio(0.5),
+                1,
+            ),
+        ];
+        for (name, arg, want, warnings) in cases {
+            let mut vars = vec![("OTEL_TRACES_SAMPLER", name)];
+            if let Some(a) = arg {
+                vars.push(("OTEL_TRACES_SAMPLER_ARG", a));
+            }
+            let s = settings(&vars);
+            assert_eq!(s.sampler, want, "{name} {arg:?}");
+            assert_eq!(
+                s.warnings.len(),
+                warnings,
+                "{name} {arg:?}: {:?}",
+                s.warnings
+            );
+        }
+        // The argument is only read by the samplers that take one.
+        let s = settings(&[
+            ("OTEL_TRACES_SAMPLER", "always_on"),
+            ("OTEL_TRACES_SAMPLER_ARG", "x"),
+        ]);
+        assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn propagator_matrix() {
+        use PropagatorKind::*;
+        let cases: [(&str, &[PropagatorKind], usize); 7] = [
+            ("tracecontext", &[TraceContext], 0),
+            ("baggage", &[Baggage], 0),
+            ("baggage, tracecontext", &[Baggage, TraceContext], 0),
+            ("tracecontext,tracecontext", &[TraceContext], 0),
+            ("none", &[], 0),
+            ("b3", &[TraceContext, Baggage], 1),
+            ("tracecontext,xray", &[TraceContext, Baggage], 1),
+        ];
+        for (value, want, warnings) in cases {
+            let s = settings(&[("OTEL_PROPAGATORS", value)]);
+            assert_eq!(s.propagators, want, "{value}");
+            assert_eq!(s.warnings.len(), warnings, "{value}");
+        }
+    }
+
+    #[test]
+    fn service_name_and_resource_attributes() {
+        let s = settings(&[
+            ("OTEL_SERVICE_NAME", "sentinel-a"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "deployment.environment=prod, k8s.pod.name=p%2C1,broken,=x,service.name=ignored",
+            ),
+        ]);
+        assert_eq!(s.service_name, "sentinel-a");
+        assert_eq!(
+            s.resource,
+            [
+                ("deployment.environment".to_string(), "prod".to_string()),
+                ("k8s.pod.name".to_string(), "p,1".to_string()),
+                ("service.name".to_string(), "ignored".to_string()),
+            ]
+        );
+        assert_eq!(
+            settings(&[("OTEL_SERVICE_NAME", "")]).service_name,
+            DEFAULT_SERVICE_NAME
+        );
+    }
+
+    #[test]
+    fn off_builds_nothing() {
+        let off = Tracing::off();
+        assert!(!off.is_on());
+        let mut called = false;
+        assert!(
+            off.start("x", None, || {
+                called = true;
+                Vec::new()
+            })
+            .is_none()
+        );
+        assert!(!called, "attributes are not built when tracing is off");
+    }
+}
