@@ -585,3 +585,155 @@ async fn a_page_without_items_is_a_fetch_error() {
     assert!(err.to_string().contains("items"), "{err}");
     assert_eq!(err.metric_label(), "fetch_error");
 }
+
+// ---- response body bound and Retry-After extremes ----
+
+/// A valid empty page padded with spaces to exactly `len` bytes.
+fn padded_empty_page(len: usize) -> String {
+    let mut body = r#"{"items":[],"total":0}"#.to_string();
+    body.push_str(&" ".repeat(len - body.len()));
+    body
+}
+
+/// A 200 body of exactly `max_body_bytes(page_size)` is read; one byte more (declared by its
+/// Content-Length) is a counted, final fetch error that names the limit.
+#[tokio::test]
+async fn a_page_body_past_the_limit_is_a_fetch_error() {
+    let limit = sentinel::sentinel::api::max_body_bytes(1);
+    let env = env_with(clusters(3, "prod")).await;
+    env.api
+        .inject(FaultRule::new(Fault::Body(padded_empty_page(limit))).on_page(1));
+    let (pages, err) = drain(env.client(1).list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(pages.len(), 1);
+    assert!(pages[0].items.is_empty());
+
+    let env = env_with(clusters(3, "prod")).await;
+    env.api
+        .inject(FaultRule::new(Fault::Body(padded_empty_page(limit + 1))).on_page(2));
+    let (pages, err) = drain(env.client(1).list("clusters", None)).await;
+    assert_eq!(ids(&pages), cluster_ids(0..1));
+    let err = err.expect("an error, not the end of the listing");
+    assert!(
+        matches!(err, ApiError::TooLarge { limit: l, .. } if l == limit),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains(&format!("limit of {limit} bytes")), "{text}");
+    assert_eq!(err.metric_label(), "fetch_error");
+    assert!(!err.is_retriable());
+    assert_eq!(env.requested_pages(), [1, 2]);
+}
+
+/// A server on 127.0.0.1 answering every request with `status_line` and a chunked body (no
+/// Content-Length) that never ends: `{"items":[` and then spaces, 64 KiB per chunk, until the
+/// client goes away.
+async fn endless_body_server(status_line: &'static str) -> (String, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((mut conn, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = format!(
+                    "HTTP/1.1 {status_line}\r\ncontent-type: application/json\r\n\
+                     transfer-encoding: chunked\r\n\r\n"
+                );
+                let first = "{\"items\":[";
+                let first = format!("{:x}\r\n{first}\r\n", first.len());
+                let spaces = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
+                if conn.write_all(head.as_bytes()).await.is_err()
+                    || conn.write_all(first.as_bytes()).await.is_err()
+                {
+                    return;
+                }
+                while conn.write_all(spaces.as_bytes()).await.is_ok() {}
+            });
+        }
+    });
+    (url, task)
+}
+
+/// An endless 200 body stops with the size error at the limit — not a timeout, which is what
+/// reading it whole would end in.
+#[tokio::test]
+async fn an_endless_chunked_page_stops_at_the_limit() {
+    let (url, server) = endless_body_server("200 OK").await;
+    let client = ApiClient::new(ApiClientConfig {
+        base_url: url,
+        page_size: 2,
+        timeout: Duration::from_secs(120),
+        backoff: fast_backoff(),
+        ..ApiClientConfig::default()
+    })
+    .unwrap();
+    let (pages, err) = drain(client.list("clusters", None)).await;
+    server.abort();
+    assert!(pages.is_empty());
+    let err = err.expect("an error");
+    let limit = sentinel::sentinel::api::max_body_bytes(2);
+    assert!(
+        matches!(err, ApiError::TooLarge { limit: l, .. } if l == limit),
+        "{err}"
+    );
+}
+
+/// An endless error body is read only as far as the excerpt: the 500 is retried within the
+/// budget and ends the listing as that 500, with a bounded excerpt.
+#[tokio::test]
+async fn an_endless_error_body_is_read_only_for_its_excerpt() {
+    let (url, server) = endless_body_server("500 Internal Server Error").await;
+    let client = ApiClient::new(ApiClientConfig {
+        base_url: url,
+        timeout: Duration::from_secs(120),
+        backoff: fast_backoff(),
+        ..ApiClientConfig::default()
+    })
+    .unwrap();
+    let (pages, err) = drain(client.list("clusters", None)).await;
+    server.abort();
+    assert!(pages.is_empty());
+    let err = err.expect("an error");
+    let ApiError::Http {
+        status: 500,
+        body_excerpt,
+        ..
+    } = &err
+    else {
+        panic!("not the 500: {err}");
+    };
+    assert_eq!(body_excerpt, "{\"items\":[");
+}
+
+/// A `Retry-After` of u64::MAX seconds arriving more than a second into the retries gives up
+/// with that 429; it used to overflow `elapsed + wait` and panic the page task.
+#[tokio::test]
+async fn a_huge_retry_after_late_in_the_retries_gives_up() {
+    let env = env_with(clusters(5, "prod")).await;
+    env.api.inject(Fault::RetryAfter(503, "1".into()));
+    env.api.inject(Fault::RetryAfter(429, u64::MAX.to_string()));
+    let config = ApiClientConfig {
+        backoff: Backoff {
+            max_elapsed: Duration::from_secs(600),
+            ..fast_backoff()
+        },
+        ..env.config(10)
+    };
+    let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
+    assert!(pages.is_empty());
+    let err = err.expect("the 429");
+    assert!(matches!(err, ApiError::Http { status: 429, .. }), "{err}");
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(u64::MAX)));
+    assert_eq!(env.requested_pages(), [1, 1]);
+}

@@ -57,7 +57,10 @@ fuzz_target!(|data: &[u8]| {
         format!("{da:?}\n{:?}", sa.slots),
         format!("{db:?}\n{:?}", sb.slots),
     );
-    assert_eq!(ta, tb, "engines disagree on rule {rule:?} and resource {json:?}");
+    assert_eq!(
+        ta, tb,
+        "engines disagree on rule {rule:?} and resource {json:?}"
+    );
     let dc = native.decide(&resource, now(), &mut sb);
     assert_eq!(da, dc, "decide() differs from evaluate()");
 });

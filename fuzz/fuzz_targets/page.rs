@@ -1,5 +1,7 @@
 //! Page bytes → the daemon's page decoder → every resource decided by the default rules, as the
-//! daemon does with a list page. Nothing may panic, hang or blow up, whatever the bytes.
+//! daemon does with a list page; the same bytes as an error response's body (its excerpt) and,
+//! as text, as a `Retry-After` header value → the retry decision at a time into the retries
+//! taken from the first bytes. Nothing may panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
@@ -7,12 +9,14 @@ use libfuzzer_sys::fuzz_target;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::decision::Scratch;
 use sentinel::rules::Rules;
-use sentinel::sentinel::api::decode_page;
+use sentinel::sentinel::api::{ApiError, Backoff, decode_page, parse_retry_after};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 fuzz_target!(|data: &[u8]| {
     static RULES: OnceLock<Rules> = OnceLock::new();
     let rules = RULES.get_or_init(|| Rules::defaults().expect("the default rules compile"));
+    retry_after(data);
     let Ok(page) = decode_page(data) else {
         return;
     };
@@ -23,3 +27,32 @@ fuzz_target!(|data: &[u8]| {
         let _ = rules.decision.evaluate(&resource, now, &mut scratch);
     }
 });
+
+/// The header and error-body parsers on `data`; the retry decision with an elapsed time and a
+/// retry number from its first 9 bytes (as a slow or failing API would make them).
+fn retry_after(data: &[u8]) {
+    static NOW: OnceLock<chrono::DateTime<chrono::Utc>> = OnceLock::new();
+    let now = *NOW.get_or_init(|| {
+        chrono::DateTime::parse_from_rfc3339("2025-10-21T12:00:00Z")
+            .expect("a valid time")
+            .with_timezone(&chrono::Utc)
+    });
+    let err = ApiError::http(429, data, None);
+    let _ = err.to_string();
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let asked = parse_retry_after(text, now);
+    let mut head = [0u8; 9];
+    let n = data.len().min(9);
+    head[..n].copy_from_slice(&data[..n]);
+    let elapsed = Duration::from_nanos(u64::from_le_bytes(head[..8].try_into().expect("8 bytes")));
+    let retry = u32::from(head[8]);
+    let backoff = Backoff::default();
+    if let Some(wait) = backoff.next_wait(retry, asked, elapsed) {
+        assert!(
+            elapsed + wait <= backoff.max_elapsed,
+            "a retry past the budget"
+        );
+    }
+}

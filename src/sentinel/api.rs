@@ -7,6 +7,8 @@
 //! Invariants:
 //! - memory does not grow with the fleet: at most `prefetch` pages are buffered, and a page's
 //!   resources are dropped once the caller is done with it;
+//! - a response body is read chunk by chunk and never past [`max_body_bytes`] of the page size
+//!   (an [`ApiError::TooLarge`] there), an error response's only as far as its excerpt;
 //! - a retriable failure retries the failing page only, never the pages already yielded;
 //! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
 //!   page requests (an insertion ahead of the cursor pushes items from one page onto the next,
@@ -14,13 +16,15 @@
 //!   listing, 8 bytes per id (16 while merging), so a million resources cost 8 to 16 MB. A hash
 //!   collision can only skip a resource for one cycle (see `seen.rs`).
 
+mod body;
 mod error;
 mod query;
 mod retry;
 mod seen;
 mod token;
 
-pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError};
+pub use body::{PAGE_ENVELOPE_SLACK, max_body_bytes};
+pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError, parse_retry_after};
 
 pub use query::search_from_selector;
 pub use retry::Backoff;
@@ -203,7 +207,8 @@ impl Inner {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| error::parse_retry_after(v, chrono::Utc::now()));
-        let body = response.bytes().await.map_err(transport)?;
+        let limit = body::max_body_bytes(self.config.page_size);
+        let body = body::read(response, limit, timeout).await?;
         if status != reqwest::StatusCode::OK {
             return Err(ApiError::http(status.as_u16(), &body, retry_after));
         }

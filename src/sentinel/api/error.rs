@@ -31,6 +31,19 @@ pub enum ApiError {
     /// No complete response arrived within the per-request timeout.
     #[error("request timed out after {0:?}")]
     Timeout(Duration),
+    /// The response body grew past the bound on what one request may read
+    /// ([`super::max_body_bytes`]); reading stopped there.
+    #[error(
+        "response body is larger than the limit of {limit} bytes (page_size × the {resource_limit}-byte resource limit + {slack} bytes for the envelope)"
+    )]
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+        /// The per-resource limit it is derived from ([`crate::resource::MAX_RESOURCE_BYTES`]).
+        resource_limit: usize,
+        /// The envelope slack it adds ([`super::PAGE_ENVELOPE_SLACK`]).
+        slack: usize,
+    },
     /// The response body is not the expected JSON list envelope.
     #[error("invalid response body: {0}")]
     Decode(#[source] serde_json::Error),
@@ -65,7 +78,11 @@ impl ApiError {
         match self {
             ApiError::Network(_) | ApiError::Timeout(_) => true,
             ApiError::Http { status, .. } => matches!(status, 500..=599 | 408 | 429),
-            ApiError::Auth(_) | ApiError::Decode(_) | ApiError::Config(_) => false,
+            // The same page would be as large again: the next cycle tries anew.
+            ApiError::Auth(_)
+            | ApiError::TooLarge { .. }
+            | ApiError::Decode(_)
+            | ApiError::Config(_) => false,
         }
     }
 
@@ -104,7 +121,8 @@ impl ApiError {
 
     /// An [`ApiError::Http`] from a status, the (possibly long) response body and the
     /// `Retry-After` header's wait.
-    pub(crate) fn http(status: u16, body: &[u8], retry_after: Option<Duration>) -> ApiError {
+    /// Public so that the page fuzz target feeds it hostile bodies.
+    pub fn http(status: u16, body: &[u8], retry_after: Option<Duration>) -> ApiError {
         let mut end = body.len().min(BODY_EXCERPT_LEN);
         // Cut on a character boundary when the body is UTF-8, so the excerpt has no stray U+FFFD.
         while end > 0 && end < body.len() && std::str::from_utf8(&body[..end]).is_err() {
@@ -121,11 +139,8 @@ impl ApiError {
 
 /// The wait a `Retry-After` header value asks for: delay-seconds (`120`) or an HTTP-date
 /// (`Wed, 21 Oct 2015 07:28:00 GMT`, relative to `now`; a past date is no wait). `None` for
-/// anything else.
-pub(crate) fn parse_retry_after(
-    value: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Option<Duration> {
+/// anything else. Total on every input (public so that the page fuzz target feeds it).
+pub fn parse_retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
     let value = value.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         // A number too large for u64 is an absurd wait: the retry budget refuses it anyway.

@@ -1,0 +1,94 @@
+//! Reading a response body within a size bound, chunk by chunk, so that no answer of the API —
+//! however large, or endless — makes the sentinel big.
+//!
+//! Takes a response and its limit; gives the body of a 200 (at most `limit` bytes) or the first
+//! [`BODY_EXCERPT_LEN`] bytes of any other answer (all an [`ApiError::Http`] keeps).
+//!
+//! Invariant: at most `limit` bytes (plus one chunk being looked at) are ever held; a body past
+//! the limit is an [`ApiError::TooLarge`] as soon as it is known to be past it: from its
+//! `Content-Length` before any byte is read, else at the chunk that crosses the limit.
+
+use super::error::{ApiError, BODY_EXCERPT_LEN};
+use crate::resource::MAX_RESOURCE_BYTES;
+use std::time::Duration;
+
+/// What a list page may hold beyond its resources: the envelope's `kind`, `page`, `size` and
+/// `total`, the commas between items and any whitespace a pretty-printing server adds.
+pub const PAGE_ENVELOPE_SLACK: usize = 64 * 1024;
+
+/// The largest response body read for a request of `page_size` resources:
+/// `page_size × MAX_RESOURCE_BYTES + PAGE_ENVELOPE_SLACK` (20 MiB + 64 KiB with the default
+/// page size of 20).
+///
+/// Why this bound: any page whose resources are each within [`MAX_RESOURCE_BYTES`] — every page
+/// the sentinel can decide all of — fits, so the bound refuses nothing that would otherwise be
+/// decided; a page past it must hold a resource over the per-resource limit, which would be
+/// skipped anyway. Memory per listing is then bounded by `(prefetch + 1)` such bodies.
+pub fn max_body_bytes(page_size: u32) -> usize {
+    usize::try_from(page_size.max(1))
+        .unwrap_or(usize::MAX)
+        .saturating_mul(MAX_RESOURCE_BYTES)
+        .saturating_add(PAGE_ENVELOPE_SLACK)
+}
+
+/// The error for a body past `limit`.
+fn too_large(limit: usize) -> ApiError {
+    ApiError::TooLarge {
+        limit,
+        resource_limit: MAX_RESOURCE_BYTES,
+        slack: PAGE_ENVELOPE_SLACK,
+    }
+}
+
+/// Reads the body of `response`: all of it for a 200 (an error past `limit`), else only as much
+/// as an error excerpt needs (the rest is never read; the connection is then not reused).
+/// `timeout` is the per-request timeout a transport error reports.
+pub(super) async fn read(
+    mut response: reqwest::Response,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Vec<u8>, ApiError> {
+    let transport = |e| ApiError::from_reqwest(e, timeout);
+    let whole = response.status() == reqwest::StatusCode::OK;
+    // An error excerpt keeps a few bytes past its length, so that `ApiError::http` can see
+    // whether its cut falls inside a character.
+    let keep = if whole { limit } else { BODY_EXCERPT_LEN + 4 };
+    // A length past usize is past any limit.
+    let declared = response
+        .content_length()
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    if whole && declared.is_some_and(|n| n > limit) {
+        return Err(too_large(limit));
+    }
+    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(keep));
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        let room = keep - body.len();
+        if chunk.len() > room {
+            if whole {
+                return Err(too_large(limit));
+            }
+            body.extend_from_slice(&chunk[..room]);
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_is_page_size_resources_plus_slack() {
+        assert_eq!(max_body_bytes(20), 20 * (1 << 20) + 64 * 1024);
+        assert_eq!(max_body_bytes(0), max_body_bytes(1));
+        assert_eq!(max_body_bytes(1), (1 << 20) + 65_536);
+        assert!(max_body_bytes(u32::MAX) >= u32::MAX as usize);
+        assert_eq!(
+            too_large(max_body_bytes(1)).to_string(),
+            "response body is larger than the limit of 1114112 bytes (page_size × the \
+             1048576-byte resource limit + 65536 bytes for the envelope)"
+        );
+    }
+}
