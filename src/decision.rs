@@ -135,7 +135,7 @@ pub fn compile_expr(
 /// The environment of a config's message_decision: [`Env::decision`] with the resource schema
 /// and constant-error checks of configs.
 fn decision_env() -> Env {
-    Env::decision(&[]).for_config(crate::resource::RESOURCE_FIELDS)
+    Env::decision(&[]).for_config(&crate::resource::RESOURCE_FIELDS)
 }
 
 /// Warns of every `condition("T").status` read when no expression of the decision reads

@@ -44,7 +44,7 @@ pub struct Omitted {
 impl MessageDataProgram {
     /// Compiles every leaf (each sees `resource` and `reason`), reporting every problem.
     pub fn compile(data: &MessageData) -> Result<MessageDataProgram, CompileError> {
-        let env = Env::message_data().for_config(crate::resource::RESOURCE_FIELDS);
+        let env = Env::message_data().for_config(&crate::resource::RESOURCE_FIELDS);
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         let fields = match data {

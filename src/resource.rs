@@ -1,4 +1,6 @@
-//! The resource model: one HyperFleet resource decoded once from JSON into the fields rules read.
+//! JSON → object decoding: one HyperFleet resource decoded once from JSON into the fields rules
+//! read (the object model itself is [`crate::cel::host`]), and a list page decoded in one pass
+//! under the rules' [`Projection`] ([`decode_items`]).
 //!
 //! Invariant: decoding never fails. A field with the wrong JSON type or a malformed time holds an
 //! error value, so one resource's bad data fails only the expressions that read that field, and
@@ -8,99 +10,19 @@
 //! with its size, several times over): only its id is read, every other field is an error, and
 //! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
 
+pub use crate::cel::host::{
+    CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Projection, RESOURCE_FIELDS, RawText,
+    Resource, TOO_LARGE_REASON, json_to_value,
+};
+use crate::cel::host::{EMPTY, EMPTY_MAP};
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in};
-use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
-
-/// The largest resource decoded, in bytes of JSON (1 MiB); a larger one is skipped.
-pub const MAX_RESOURCE_BYTES: usize = 1 << 20;
-
-/// The skip reason of a resource over [`MAX_RESOURCE_BYTES`] (one fixed text, so that it is one
-/// metrics label).
-pub const TOO_LARGE_REASON: &str = "resource larger than 1048576 bytes of JSON";
-
-/// A decoded field: its value, or the error any expression reading it gets.
-pub type Field<T> = Result<T, EvalError>;
-
-/// A status condition, with Kubernetes-style aliases folded in and times in canonical RFC 3339.
-#[derive(Clone, Debug)]
-pub struct Condition {
-    /// `type`.
-    pub ty: Field<Arc<str>>,
-    /// `status`: "True", "False", "Unknown" (or "" when absent).
-    pub status: Field<Arc<str>>,
-    /// `reason`.
-    pub reason: Field<Arc<str>>,
-    /// `message`.
-    pub message: Field<Arc<str>>,
-    /// `created_time`, canonical RFC 3339 or "".
-    pub created_time: Field<Arc<str>>,
-    /// `last_updated_time` (alias `lastUpdatedTime`, `lastUpdateTime`), canonical or "".
-    pub last_updated_time: Field<Arc<str>>,
-    /// `last_transition_time` (alias `lastTransitionTime`), canonical or "".
-    pub last_transition_time: Field<Arc<str>>,
-    /// `observed_generation` (alias `observedGeneration`), 0 when absent.
-    pub observed_generation: Field<i64>,
-}
-
-/// The names of a condition's fields, in the order the API documents them.
-pub const CONDITION_FIELDS: [&str; 8] = [
-    "type",
-    "status",
-    "reason",
-    "message",
-    "created_time",
-    "last_updated_time",
-    "last_transition_time",
-    "observed_generation",
-];
-
-/// The fields of a HyperFleet resource: the union of the `Cluster` and `NodePool` schemas of
-/// the HyperFleet API (hyperfleet-api-openapi.yaml). The checker warns on `resource.<other>`.
-pub const RESOURCE_FIELDS: &[&str] = &[
-    "created_by",
-    "created_time",
-    "deleted_by",
-    "deleted_time",
-    "generation",
-    "href",
-    "id",
-    "kind",
-    "labels",
-    "name",
-    "owner_references",
-    "spec",
-    "status",
-    "updated_by",
-    "updated_time",
-];
-
-static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
-static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
-    let empty = || Ok(EMPTY.clone());
-    Arc::new(Condition {
-        ty: empty(),
-        status: empty(),
-        reason: empty(),
-        message: empty(),
-        created_time: empty(),
-        last_updated_time: empty(),
-        last_transition_time: empty(),
-        observed_generation: Ok(0),
-    })
-});
+use std::sync::Arc;
 
 impl Condition {
-    /// The zero-value condition `condition(name)` returns when no condition has that type.
-    pub fn zero() -> Arc<Condition> {
-        ZERO_CONDITION.clone()
-    }
-
     /// Decodes one condition object, never failing: bad fields hold errors.
     pub fn from_json(obj: &serde_json::Map<String, Json>) -> Condition {
         let field = |names: &[&str]| {
@@ -122,74 +44,8 @@ impl Condition {
                 "observed_generation",
                 field(&["observed_generation", "observedGeneration"]),
             ),
+            partial: None,
         }
-    }
-
-    /// A field by name as a value.
-    pub fn get(&self, name: &str) -> EvalResult {
-        let text = |f: &Field<Arc<str>>| f.clone().map(Value::String);
-        match name {
-            "type" => text(&self.ty),
-            "status" => text(&self.status),
-            "reason" => text(&self.reason),
-            "message" => text(&self.message),
-            "created_time" => text(&self.created_time),
-            "last_updated_time" => text(&self.last_updated_time),
-            "last_transition_time" => text(&self.last_transition_time),
-            "observed_generation" => self.observed_generation.clone().map(Value::Int),
-            _ => Err(EvalError::no_such_field(name)),
-        }
-    }
-}
-
-/// A HyperFleet resource (cluster, nodepool, …) as the rules see it.
-#[derive(Clone, Debug)]
-pub struct Resource {
-    /// `id`.
-    pub id: Field<Arc<str>>,
-    /// `kind`.
-    pub kind: Field<Arc<str>>,
-    /// `name`.
-    pub name: Field<Arc<str>>,
-    /// `href`.
-    pub href: Field<Arc<str>>,
-    /// `created_time`, canonical RFC 3339 or "".
-    pub created_time: Field<Arc<str>>,
-    /// `updated_time`, canonical RFC 3339 or "".
-    pub updated_time: Field<Arc<str>>,
-    /// `generation`, 0 when absent.
-    pub generation: Field<i64>,
-    /// `labels`, empty when absent.
-    pub labels: Field<Arc<Map>>,
-    /// `status.conditions`, in API order.
-    pub conditions: Field<Vec<Arc<Condition>>>,
-    /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
-    /// parsed only when a rule reads one of them.
-    raw: RawText,
-    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded.
-    too_large: Option<usize>,
-}
-
-/// A resource's JSON text: a range of a shared text, the body of the list page it came in
-/// (so decoding a page copies no item), or a text of its own.
-#[derive(Clone, Debug)]
-struct RawText {
-    text: Arc<str>,
-    start: usize,
-    end: usize,
-}
-
-impl RawText {
-    fn whole(text: Arc<str>) -> RawText {
-        RawText {
-            start: 0,
-            end: text.len(),
-            text,
-        }
-    }
-
-    fn get(&self) -> &str {
-        &self.text[self.start..self.end]
     }
 }
 
@@ -221,10 +77,8 @@ impl Resource {
         if text.len() > MAX_RESOURCE_BYTES {
             return Resource::oversized(text);
         }
-        let raw = RawText {
-            text: page.clone(),
-            start: range.start,
-            end: range.end,
+        let Some(raw) = RawText::range(page, range.start, range.end) else {
+            return Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
         };
         // serde would also read a JSON array as a struct: only objects take the fast path.
         let wire = match text.trim_start().starts_with('{') {
@@ -257,7 +111,8 @@ impl Resource {
                 .map(|c| Arc::new(c.decode()))
                 .collect()),
             raw,
-            too_large: None,
+            oversize: None,
+            partial: None,
         }
     }
 
@@ -283,7 +138,7 @@ impl Resource {
         let mut resource = Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
         resource.id = id;
         resource.set_all_but_id(&err);
-        resource.too_large = Some(text.len());
+        resource.oversize = Some(text.len());
         resource
     }
 
@@ -296,12 +151,6 @@ impl Resource {
         self.generation = Err(err.clone());
         self.labels = Err(err.clone());
         self.conditions = Err(err.clone());
-    }
-
-    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded and is to
-    /// be skipped with [`TOO_LARGE_REASON`]; `None` for every other resource.
-    pub fn too_large(&self) -> Option<usize> {
-        self.too_large
     }
 
     fn decode(json: &Json, raw: RawText) -> Resource {
@@ -321,7 +170,8 @@ impl Resource {
                 labels: Err(err.clone()),
                 conditions: Err(err),
                 raw,
-                too_large: None,
+                oversize: None,
+                partial: None,
             };
         };
         let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
@@ -336,105 +186,8 @@ impl Resource {
             labels: labels_field(field("labels")),
             conditions: conditions_field(obj),
             raw,
-            too_large: None,
-        }
-    }
-
-    /// The resource's JSON.
-    pub fn json(&self) -> Json {
-        serde_json::from_str(self.raw.get()).unwrap_or(Json::Null)
-    }
-
-    /// One top-level field of the JSON, parsed on demand (`None` when absent or null).
-    pub fn json_field(&self, name: &str) -> Option<Json> {
-        let fields: HashMap<String, &RawValue> = serde_json::from_str(self.raw.get()).ok()?;
-        let value: Json = serde_json::from_str(fields.get(name)?.get()).ok()?;
-        (!value.is_null()).then_some(value)
-    }
-
-    /// `condition(name)`: the last condition whose type is `name`, else the zero condition.
-    pub fn condition(&self, name: &str) -> Field<Arc<Condition>> {
-        let conditions = self.conditions.as_ref().map_err(Clone::clone)?;
-        Ok(conditions
-            .iter()
-            .rev()
-            .find(|c| matches!(&c.ty, Ok(t) if &**t == name))
-            .cloned()
-            .unwrap_or_else(Condition::zero))
-    }
-
-    /// A field by name as a value: the typed fields decoded, anything else from the JSON
-    /// (`no such key` when absent).
-    pub fn get(&self, name: &str) -> EvalResult {
-        let text = |f: &Field<Arc<str>>| f.clone().map(Value::String);
-        match name {
-            "id" => text(&self.id),
-            "kind" => text(&self.kind),
-            "name" => text(&self.name),
-            "href" => text(&self.href),
-            "created_time" => text(&self.created_time),
-            "updated_time" => text(&self.updated_time),
-            "generation" => self.generation.clone().map(Value::Int),
-            "labels" => self.labels.clone().map(Value::Map),
-            "status" => {
-                let conditions = self.conditions.clone()?;
-                let present = self
-                    .json_field("status")
-                    .is_some_and(|s| s.get("conditions").is_some_and(|c| !c.is_null()));
-                let entries = if present {
-                    let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
-                    vec![(Value::string("conditions"), Value::List(list))]
-                } else {
-                    Vec::new()
-                };
-                Ok(Value::Map(Arc::new(Map::from_entries(entries))))
-            }
-            _ => match self.json_field(name) {
-                Some(v) => Ok(json_to_value(&v)),
-                None => Err(EvalError::no_such_key(name)),
-            },
-        }
-    }
-
-    /// Whether `has(resource.<name>)` holds: the JSON has the key with a non-null value.
-    pub fn has(&self, name: &str) -> bool {
-        self.json_field(name).is_some()
-    }
-
-    /// The resource's fields as a CEL map (for `resource` used as a whole value).
-    pub fn to_map(&self) -> EvalResult {
-        let json = self.json();
-        let Some(obj) = json.as_object() else {
-            return Err(EvalError::new(
-                ErrorKind::BadResource,
-                "resource is not a JSON object",
-            ));
-        };
-        let mut entries = Vec::with_capacity(obj.len());
-        for key in obj.keys() {
-            entries.push((Value::string(key), self.get(key)?));
-        }
-        Ok(Value::Map(Arc::new(Map::from_entries(entries))))
-    }
-}
-
-/// Converts JSON to a CEL value: integers that fit become `int`, other numbers `double`.
-pub fn json_to_value(json: &Json) -> Value {
-    match json {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Value::string(s),
-        Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
-        Json::Object(obj) => {
-            let entries = obj
-                .iter()
-                .map(|(k, v)| (Value::string(k), json_to_value(v)))
-                .collect();
-            Value::Map(Arc::new(Map::from_entries(entries)))
+            oversize: None,
+            partial: None,
         }
     }
 }
@@ -489,7 +242,7 @@ fn int_field(name: &str, json: Option<&Json>) -> Field<i64> {
 
 fn labels_field(json: Option<&Json>) -> Field<Arc<Map>> {
     match json {
-        None => Ok(Arc::new(Map::default())),
+        None => Ok(EMPTY_MAP.clone()),
         Some(Json::Object(obj)) => {
             let mut entries = Vec::with_capacity(obj.len());
             for (k, v) in obj {
@@ -591,6 +344,7 @@ impl WireCondition<'_> {
             last_updated_time: wire_time("last_updated_time", &self.last_updated_time),
             last_transition_time: wire_time("last_transition_time", &self.last_transition_time),
             observed_generation: Ok(self.observed_generation.unwrap_or(0)),
+            partial: None,
         }
     }
 }
