@@ -6,7 +6,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sentinel::cel::time::parse_timestamp;
 use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
-use sentinel::sentinel::api::decode_page;
+use sentinel::sentinel::api::decode_page_with;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +26,8 @@ fn page(c: &mut Criterion) {
     let body = page_body();
     let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
     let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+    // As `serve` decodes: under the rules' projection.
+    let projection = Arc::new(program.projection());
     let rules = Compiled::new(program, Engine::Jit).expect("native code");
     let mut group = c.benchmark_group("page");
     group.throughput(Throughput::Elements(PAGE as u64));
@@ -33,12 +35,12 @@ fn page(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_secs(1));
     group.bench_function("decode", |b| {
-        b.iter(|| decode_page(black_box(&body)).expect("decodes"))
+        b.iter(|| decode_page_with(black_box(&body), &projection).expect("decodes"))
     });
     let mut scratch = Scratch::default();
     group.bench_function("decode+decide", |b| {
         b.iter(|| {
-            let page = decode_page(black_box(&body)).expect("decodes");
+            let page = decode_page_with(black_box(&body), &projection).expect("decodes");
             let mut published = 0;
             for resource in page.items {
                 let resource = Arc::new(resource);

@@ -135,7 +135,7 @@ pub fn compile_expr(
 /// The environment of a config's message_decision: [`Env::decision`] with the resource schema
 /// and constant-error checks of configs.
 fn decision_env() -> Env {
-    Env::decision(&[]).for_config(&crate::resource::RESOURCE_FIELDS)
+    Env::decision(&[]).for_config(crate::resource::RESOURCE_FIELDS)
 }
 
 /// Warns of every `condition("T").status` read when no expression of the decision reads
@@ -294,6 +294,18 @@ pub struct Program {
     /// What compiled but looks wrong (unknown resource fields, a condition's status read
     /// without its observed generation), per expression in config order.
     pub warnings: Vec<ExprDiagnostics>,
+}
+
+impl Program {
+    /// What this program reads of a resource (the page decoder's projection).
+    pub fn projection(&self) -> crate::cel::host::Projection {
+        let mut p = crate::cel::host::Projection::none();
+        for param in &self.params {
+            p.add_reads(&param.expr);
+        }
+        p.add_reads(&self.result);
+        p
+    }
 }
 
 /// Why a resource is published or skipped. Displays as the exact reason text of the Go sentinel.

@@ -22,6 +22,16 @@ use serde_json::Value as Json;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+mod page;
+
+/// Decodes a list page's text `{items, total, …}` in one pass under `projection`: the items
+/// (sharing the text) and the total, or `None` when the page is not one this fast path reads
+/// with certainty (a malformed or unusual envelope): the caller then decodes it completely,
+/// which reports its errors.
+pub fn decode_items(page: &Arc<str>, projection: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
+    page::scan_page(page, projection)
+}
+
 impl Condition {
     /// Decodes one condition object, never failing: bad fields hold errors.
     pub fn from_json(obj: &serde_json::Map<String, Json>) -> Condition {
@@ -522,5 +532,133 @@ mod tests {
         );
         assert!(r.condition("Reconciled").is_err());
         assert_eq!(r.id.as_deref().unwrap(), "");
+    }
+
+    // ---- projected page decoding ----
+
+    /// Every read of a resource, as text.
+    fn view(r: &Resource) -> String {
+        let mut out = String::new();
+        for name in RESOURCE_FIELDS.iter().chain(&["other", "phase"]) {
+            out += &format!("{name}={:?} has={}\n", r.get(name), r.has(name));
+        }
+        for ty in ["A", "Ready", "Reconciled", "K\"x", ""] {
+            match r.condition(ty) {
+                Ok(c) => {
+                    for f in CONDITION_FIELDS {
+                        out += &format!("{ty}.{f}={:?}\n", c.get(f));
+                    }
+                }
+                Err(e) => out += &format!("{ty}: {e:?}\n"),
+            }
+        }
+        out + &format!("{:?} {:?} {:?}", r.too_large(), r.to_map(), r.json())
+    }
+
+    fn projections() -> Vec<Projection> {
+        use crate::cel::host::{ConditionField as C, ResourceField as R};
+        let mut some = Projection::none();
+        some.add_field(R::Generation);
+        some.add_field(R::Kind);
+        some.add_condition(Some("Reconciled"));
+        some.add_condition(Some("A"));
+        some.add_condition_field(Some(C::Status));
+        some.add_condition_field(Some(C::LastUpdatedTime));
+        let mut labels = Projection::none();
+        labels.add_field(R::Labels);
+        labels.add_field(R::UpdatedTime);
+        labels.add_condition(None);
+        labels.add_condition_field(Some(C::ObservedGeneration));
+        vec![Projection::none(), some, labels, Projection::all()]
+    }
+
+    #[test]
+    fn projected_pages_read_as_complete_decoding() {
+        let mut texts = vec![
+            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":[1,2.5e3,-0,true,null,"s\\"]},
+                "status":{"phase":"x","conditions":[{"type":"Ready","status":"True","observedGeneration":3,
+                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00","reason":"r\u00e9"},
+                {"type":"Reconciled","status":"False","last_updated_time":"2025-01-01T00:00:00Z"},
+                {"type":"A","created_time":"bad","message":null}]}}"#,
+            r#"{"id":"b","status":{"conditions":[{"type":"A","status":"1"},{"type":"A","status":"2"}]}}"#,
+            r#"{"id":"k\"x","kind":"K\"x","status":{"conditions":[{"type":"K\"x","status":"True"}]},"labels":null}"#,
+            r#" { "id" : "ws" , "generation" : -7 , "status" : { "conditions" : [ ] } } "#,
+            r#"{"id":"dupspelling","status":{"conditions":[{"type":"A","observed_generation":1,"observedGeneration":2}]}}"#,
+            r#"{"id":"nulltype","status":{"conditions":[{"type":null,"status":"True"},{"status":"False"}]}}"#,
+        ];
+        texts.extend([
+            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":1},
+                "status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":3,
+                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00"}]}}"#,
+            r#"{"id":7,"generation":2.0,"status":"broken","created_time":"2025-13-01T00:00:00Z"}"#,
+            r#"{"id":"dup","id":"dup2"}"#,
+            r#"[1,2]"#,
+            r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
+            r#"{"id":null,"kind":"K\"x","name":"n","href":null,"generation":null,
+                "updated_time":"2025-01-01T1:02:03.120Z","labels":{"a":"1","b":"2","a":"3"},
+                "status":{"conditions":null}}"#,
+            r#"{"status":{"conditions":[{"type":"A","last_updated_time":null,
+                "lastUpdatedTime":"2025-01-01T00:00:00-00:00","observed_generation":1,
+                "observedGeneration":2}],"phase":"x"}}"#,
+            r#"{"id":"t","updated_time":"yesterday","status":{"conditions":[{"type":"A",
+                "created_time":"2025-01-01"}]}}"#,
+            r#"{"id":"c","status":{"conditions":[{"type":"A"},3]}}"#,
+            r#"{"generation":9223372036854775808,"labels":[]}"#,
+            r#"null"#,
+            r#""text""#,
+        ]);
+        let now = crate::cel::time::parse_timestamp("2026-01-01T00:00:00Z").unwrap();
+        let fleet: Vec<String> = crate::cmd::bench::fleet(30, now, 3)
+            .iter()
+            .map(|j| j.to_string())
+            .collect();
+        texts.extend(fleet.iter().map(String::as_str));
+        for p in projections() {
+            let p = Arc::new(p);
+            for text in &texts {
+                let page: Arc<str> =
+                    Arc::from(format!(r#"{{"items":[{text}, {text}],"total":2}}"#));
+                let (items, total) = decode_items(&page, &p).unwrap_or_else(|| panic!("{text}"));
+                assert_eq!((items.len(), total), (2, 2));
+                let want = view(&Resource::from_text(text));
+                for r in &items {
+                    assert_eq!(view(r), want, "{text} under {p:?}");
+                }
+                // The generated fleet takes the fast path (its resources keep the projection).
+                if fleet.iter().any(|f| f == text) {
+                    assert_eq!(items[0].projection().is_some(), !p.is_all(), "{text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unusual_envelopes_are_left_to_serde() {
+        let p = Arc::new(Projection::all());
+        for page in [
+            r#"{"items":[],"total":1.5}"#,
+            r#"{"items":[],"items":[],"total":1}"#,
+            r#"{"items":null,"total":1}"#,
+            r#"{"total":1}"#,
+            r#"{"items":[]}"#,
+            r#"{"items":[{"id":"a"}],"total":1} x"#,
+            r#"{"items":[{"id":"a"},],"total":1}"#,
+            r#"{"items":[{"id":"a" "b":1}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":[1,]}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":01}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":"\q"}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":tru}],"total":1}"#,
+            "{\"items\":[{\"id\":\"a\tb\"}],\"total\":1}",
+            r#"{"it\u0065ms":[],"total":1}"#,
+            r#"[]"#,
+        ] {
+            assert!(decode_items(&Arc::from(page), &p).is_none(), "{page}");
+        }
+        let (items, total) = decode_items(
+            &Arc::from(r#"{"kind":"L","items":[],"page":1,"total":-3}"#),
+            &p,
+        )
+        .unwrap();
+        assert_eq!((items.len(), total), (0, -3));
     }
 }

@@ -455,3 +455,22 @@ pub fn mutant_is_caught() -> bool {
     }
     false
 }
+
+// ---- projected page decoding ----
+
+/// The random programs on random resources decide the same on a page decoded under the
+/// program's projection as on completely decoded resources.
+pub fn run_projected_agreement() {
+    let result = runner().run(&case(), |(src, resources)| {
+        let Some(p) = compile(&src, false) else {
+            return Ok(());
+        };
+        match super::projected_disagreement(&p, &resources, now()) {
+            None => Ok(()),
+            Some(d) => Err(TestCaseError::fail(format!("{src:#?}\n{d}"))),
+        }
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
