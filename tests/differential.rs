@@ -864,10 +864,7 @@ fn projected_pages_decide_as_complete_decoding() {
 fn reads_outside_the_projection_see_the_field() {
     use sentinel::cel::host::ResourceField;
     let p = program(
-        &[
-            ("k", r#"["ki", "nd"].join("")"#),
-            ("kind", "resource[k]"),
-        ],
+        &[("k", r#"["ki", "nd"].join("")"#), ("kind", "resource[k]")],
         r#"resource.generation > 0 && kind == "Cluster""#,
     );
     let projection = p.projection();
