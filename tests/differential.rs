@@ -880,8 +880,3 @@ fn reads_outside_the_projection_see_the_field() {
     let decision = compiled.decide(&resource, now(), &mut Scratch::default());
     assert!(decision.publish, "{decision:?}");
 }
-
-#[test]
-fn random_programs_decide_the_same_on_projected_pages() {
-    random::run_projected_agreement();
-}
