@@ -459,4 +459,3 @@ pub fn mutant_is_caught() -> bool {
     }
     false
 }
-
