@@ -113,11 +113,7 @@ impl<'a> Scan<'a> {
         let mut escaped = false;
         loop {
             // Find the next quote, backslash or control byte.
-            let rest = &self.b[self.i..];
-            let n = rest
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-            self.i += n;
+            self.i += special(&self.b[self.i..])?;
             match self.next()? {
                 b'"' => {
                     return Some(Str {
@@ -537,6 +533,34 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time.
+fn special(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // A byte below 0x20 or equal to '"' or '\\' sets its high bit (bytes >= 0x80 are
+        // excluded by `!w`; a false positive only sends this chunk to the byte loop).
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found =
+            (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
+                & !w
+                & HIGH;
+        if found != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
+}
+
 /// A string's decoded text: borrowed from the page when it has no escapes.
 fn text_of(page: &str, s: Str) -> Option<Arc<str>> {
     if !s.escaped {
@@ -557,5 +581,28 @@ fn decode_condition(raw: &RawText) -> Condition {
     match serde_json::from_str::<Json>(raw.get()) {
         Ok(Json::Object(obj)) => Condition::from_json(&obj),
         _ => Condition::from_json(&serde_json::Map::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::special;
+
+    #[test]
+    fn the_word_scan_finds_the_first_special_byte() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        for special_byte in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+            for filler in [b'a', b' ', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 0xa2, 0xdc] {
+                for len in 0..20 {
+                    for at in 0..=len {
+                        let mut b = vec![filler; len];
+                        if at < len {
+                            b[at] = special_byte;
+                        }
+                        assert_eq!(special(&b), naive(&b), "{b:?}");
+                    }
+                }
+            }
+        }
     }
 }
