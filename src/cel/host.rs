@@ -1,7 +1,7 @@
 //! The HyperFleet object model CEL reads: one schema of the resource and condition fields
 //! (names, aliases, types) from which the checker's types, the JIT row's slots and the page
 //! decoder's projection are all derived, and the [`Resource`] and [`Condition`] values rules
-//! evaluate on. Decoding JSON into them lives outside the compiler (`crate::resource`).
+//! evaluate on. Decoding JSON into them lives outside the compiler (the `resource` module).
 //!
 //! Invariant: a resource decoded under a [`Projection`] answers every access exactly as a fully
 //! decoded one: a field outside the projection is decoded on first use from the item's JSON text
