@@ -2,11 +2,11 @@
 //! into resources, and decoding plus deciding every resource (JIT, as `serve` runs). Criterion
 //! reports time per resource. `cargo bench --bench page`.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use sentinel::cel::time::parse_timestamp;
 use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
-use sentinel::sentinel::api::decode_page;
+use sentinel::sentinel::api::decode_page_with;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +26,8 @@ fn page(c: &mut Criterion) {
     let body = page_body();
     let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
     let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+    // As `serve` decodes: under the rules' projection.
+    let projection = Arc::new(program.projection());
     let rules = Compiled::new(program, Engine::Jit).expect("native code");
     let mut group = c.benchmark_group("page");
     group.throughput(Throughput::Elements(PAGE as u64));
@@ -33,12 +35,12 @@ fn page(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_secs(1));
     group.bench_function("decode", |b| {
-        b.iter(|| decode_page(black_box(&body)).expect("decodes"))
+        b.iter(|| decode_page_with(black_box(&body), &projection).expect("decodes"))
     });
     let mut scratch = Scratch::default();
     group.bench_function("decode+decide", |b| {
         b.iter(|| {
-            let page = decode_page(black_box(&body)).expect("decodes");
+            let page = decode_page_with(black_box(&body), &projection).expect("decodes");
             let mut published = 0;
             for resource in page.items {
                 let resource = Arc::new(resource);
@@ -50,5 +52,41 @@ fn page(c: &mut Criterion) {
     group.finish();
 }
 
+/// `PAGE_PASSES=<decode|decide>:<n>`: instead of timing, decodes (and decides) the page `n`
+/// times and exits, for counting instructions with callgrind: the difference of two runs with
+/// different `n` divided by 100 × their difference in `n` is the count per resource.
+fn passes(spec: &str) {
+    let (what, n) = spec
+        .split_once(':')
+        .expect("PAGE_PASSES=<decode|decide>:<n>");
+    let n: usize = n.parse().expect("a count");
+    let body = page_body();
+    let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
+    let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+    let projection = Arc::new(program.projection());
+    let rules = Compiled::new(program, Engine::Jit).expect("native code");
+    let mut scratch = Scratch::default();
+    let mut published = 0;
+    for _ in 0..n {
+        let page = decode_page_with(black_box(&body), &projection).expect("decodes");
+        if what == "decide" {
+            for resource in page.items {
+                let resource = Arc::new(resource);
+                published += usize::from(rules.decide(&resource, now, &mut scratch).publish);
+            }
+        }
+    }
+    println!("{what} x{n}: {published} published");
+}
+
 criterion_group!(benches, page);
-criterion_main!(benches);
+
+fn main() {
+    match std::env::var("PAGE_PASSES") {
+        Ok(spec) => passes(&spec),
+        Err(_) => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}

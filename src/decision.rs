@@ -296,6 +296,18 @@ pub struct Program {
     pub warnings: Vec<ExprDiagnostics>,
 }
 
+impl Program {
+    /// What this program reads of a resource (the page decoder's projection).
+    pub fn projection(&self) -> crate::cel::host::Projection {
+        let mut p = crate::cel::host::Projection::none();
+        for param in &self.params {
+            p.add_reads(&param.expr);
+        }
+        p.add_reads(&self.result);
+        p
+    }
+}
+
 /// Why a resource is published or skipped. Displays as the exact reason text of the Go sentinel.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reason {

@@ -42,6 +42,23 @@ pub struct Omitted {
 }
 
 impl MessageDataProgram {
+    /// What the leaves read of a resource (the page decoder's projection).
+    pub fn projection(&self) -> crate::cel::host::Projection {
+        fn walk(nodes: &[(String, Node)], p: &mut crate::cel::host::Projection) {
+            for (_, node) in nodes {
+                match node {
+                    Node::Leaf { expr, .. } => p.add_reads(expr),
+                    Node::Object(children) => walk(children, p),
+                }
+            }
+        }
+        let mut p = crate::cel::host::Projection::none();
+        walk(&self.fields, &mut p);
+        p
+    }
+}
+
+impl MessageDataProgram {
     /// Compiles every leaf (each sees `resource` and `reason`), reporting every problem.
     pub fn compile(data: &MessageData) -> Result<MessageDataProgram, CompileError> {
         let env = Env::message_data().for_config(crate::resource::RESOURCE_FIELDS);

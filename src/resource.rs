@@ -1,4 +1,6 @@
-//! The resource model: one HyperFleet resource decoded once from JSON into the fields rules read.
+//! JSON → object decoding: one HyperFleet resource decoded once from JSON into the fields rules
+//! read (the object model itself is [`crate::cel::host`]), and a list page decoded in one pass
+//! under the rules' [`Projection`] ([`decode_items`]).
 //!
 //! Invariant: decoding never fails. A field with the wrong JSON type or a malformed time holds an
 //! error value, so one resource's bad data fails only the expressions that read that field, and
@@ -8,99 +10,29 @@
 //! with its size, several times over): only its id is read, every other field is an error, and
 //! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
 
+pub use crate::cel::host::{
+    CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Projection, RESOURCE_FIELDS, RawText,
+    Resource, TOO_LARGE_REASON, json_to_value,
+};
+use crate::cel::host::{EMPTY, EMPTY_MAP};
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in};
-use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
-/// The largest resource decoded, in bytes of JSON (1 MiB); a larger one is skipped.
-pub const MAX_RESOURCE_BYTES: usize = 1 << 20;
+mod page;
 
-/// The skip reason of a resource over [`MAX_RESOURCE_BYTES`] (one fixed text, so that it is one
-/// metrics label).
-pub const TOO_LARGE_REASON: &str = "resource larger than 1048576 bytes of JSON";
-
-/// A decoded field: its value, or the error any expression reading it gets.
-pub type Field<T> = Result<T, EvalError>;
-
-/// A status condition, with Kubernetes-style aliases folded in and times in canonical RFC 3339.
-#[derive(Clone, Debug)]
-pub struct Condition {
-    /// `type`.
-    pub ty: Field<Arc<str>>,
-    /// `status`: "True", "False", "Unknown" (or "" when absent).
-    pub status: Field<Arc<str>>,
-    /// `reason`.
-    pub reason: Field<Arc<str>>,
-    /// `message`.
-    pub message: Field<Arc<str>>,
-    /// `created_time`, canonical RFC 3339 or "".
-    pub created_time: Field<Arc<str>>,
-    /// `last_updated_time` (alias `lastUpdatedTime`, `lastUpdateTime`), canonical or "".
-    pub last_updated_time: Field<Arc<str>>,
-    /// `last_transition_time` (alias `lastTransitionTime`), canonical or "".
-    pub last_transition_time: Field<Arc<str>>,
-    /// `observed_generation` (alias `observedGeneration`), 0 when absent.
-    pub observed_generation: Field<i64>,
+/// Decodes a list page's text `{items, total, …}` in one pass under `projection`: the items
+/// (sharing the text) and the total, or `None` when the page is not one this fast path reads
+/// with certainty (a malformed or unusual envelope): the caller then decodes it completely,
+/// which reports its errors.
+pub fn decode_items(page: &Arc<str>, projection: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
+    page::scan_page(page, projection)
 }
 
-/// The names of a condition's fields, in the order the API documents them.
-pub const CONDITION_FIELDS: [&str; 8] = [
-    "type",
-    "status",
-    "reason",
-    "message",
-    "created_time",
-    "last_updated_time",
-    "last_transition_time",
-    "observed_generation",
-];
-
-/// The fields of a HyperFleet resource: the union of the `Cluster` and `NodePool` schemas of
-/// the HyperFleet API (hyperfleet-api-openapi.yaml). The checker warns on `resource.<other>`.
-pub const RESOURCE_FIELDS: &[&str] = &[
-    "created_by",
-    "created_time",
-    "deleted_by",
-    "deleted_time",
-    "generation",
-    "href",
-    "id",
-    "kind",
-    "labels",
-    "name",
-    "owner_references",
-    "spec",
-    "status",
-    "updated_by",
-    "updated_time",
-];
-
-static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
-static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
-    let empty = || Ok(EMPTY.clone());
-    Arc::new(Condition {
-        ty: empty(),
-        status: empty(),
-        reason: empty(),
-        message: empty(),
-        created_time: empty(),
-        last_updated_time: empty(),
-        last_transition_time: empty(),
-        observed_generation: Ok(0),
-    })
-});
-
 impl Condition {
-    /// The zero-value condition `condition(name)` returns when no condition has that type.
-    pub fn zero() -> Arc<Condition> {
-        ZERO_CONDITION.clone()
-    }
-
     /// Decodes one condition object, never failing: bad fields hold errors.
     pub fn from_json(obj: &serde_json::Map<String, Json>) -> Condition {
         let field = |names: &[&str]| {
@@ -122,74 +54,8 @@ impl Condition {
                 "observed_generation",
                 field(&["observed_generation", "observedGeneration"]),
             ),
+            partial: None,
         }
-    }
-
-    /// A field by name as a value.
-    pub fn get(&self, name: &str) -> EvalResult {
-        let text = |f: &Field<Arc<str>>| f.clone().map(Value::String);
-        match name {
-            "type" => text(&self.ty),
-            "status" => text(&self.status),
-            "reason" => text(&self.reason),
-            "message" => text(&self.message),
-            "created_time" => text(&self.created_time),
-            "last_updated_time" => text(&self.last_updated_time),
-            "last_transition_time" => text(&self.last_transition_time),
-            "observed_generation" => self.observed_generation.clone().map(Value::Int),
-            _ => Err(EvalError::no_such_field(name)),
-        }
-    }
-}
-
-/// A HyperFleet resource (cluster, nodepool, …) as the rules see it.
-#[derive(Clone, Debug)]
-pub struct Resource {
-    /// `id`.
-    pub id: Field<Arc<str>>,
-    /// `kind`.
-    pub kind: Field<Arc<str>>,
-    /// `name`.
-    pub name: Field<Arc<str>>,
-    /// `href`.
-    pub href: Field<Arc<str>>,
-    /// `created_time`, canonical RFC 3339 or "".
-    pub created_time: Field<Arc<str>>,
-    /// `updated_time`, canonical RFC 3339 or "".
-    pub updated_time: Field<Arc<str>>,
-    /// `generation`, 0 when absent.
-    pub generation: Field<i64>,
-    /// `labels`, empty when absent.
-    pub labels: Field<Arc<Map>>,
-    /// `status.conditions`, in API order.
-    pub conditions: Field<Vec<Arc<Condition>>>,
-    /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
-    /// parsed only when a rule reads one of them.
-    raw: RawText,
-    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded.
-    too_large: Option<usize>,
-}
-
-/// A resource's JSON text: a range of a shared text, the body of the list page it came in
-/// (so decoding a page copies no item), or a text of its own.
-#[derive(Clone, Debug)]
-struct RawText {
-    text: Arc<str>,
-    start: usize,
-    end: usize,
-}
-
-impl RawText {
-    fn whole(text: Arc<str>) -> RawText {
-        RawText {
-            start: 0,
-            end: text.len(),
-            text,
-        }
-    }
-
-    fn get(&self) -> &str {
-        &self.text[self.start..self.end]
     }
 }
 
@@ -221,10 +87,8 @@ impl Resource {
         if text.len() > MAX_RESOURCE_BYTES {
             return Resource::oversized(text);
         }
-        let raw = RawText {
-            text: page.clone(),
-            start: range.start,
-            end: range.end,
+        let Some(raw) = RawText::range(page, range.start, range.end) else {
+            return Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
         };
         // serde would also read a JSON array as a struct: only objects take the fast path.
         let wire = match text.trim_start().starts_with('{') {
@@ -257,7 +121,8 @@ impl Resource {
                 .map(|c| Arc::new(c.decode()))
                 .collect()),
             raw,
-            too_large: None,
+            oversize: None,
+            partial: None,
         }
     }
 
@@ -283,7 +148,7 @@ impl Resource {
         let mut resource = Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
         resource.id = id;
         resource.set_all_but_id(&err);
-        resource.too_large = Some(text.len());
+        resource.oversize = Some(text.len());
         resource
     }
 
@@ -296,12 +161,6 @@ impl Resource {
         self.generation = Err(err.clone());
         self.labels = Err(err.clone());
         self.conditions = Err(err.clone());
-    }
-
-    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded and is to
-    /// be skipped with [`TOO_LARGE_REASON`]; `None` for every other resource.
-    pub fn too_large(&self) -> Option<usize> {
-        self.too_large
     }
 
     fn decode(json: &Json, raw: RawText) -> Resource {
@@ -321,7 +180,8 @@ impl Resource {
                 labels: Err(err.clone()),
                 conditions: Err(err),
                 raw,
-                too_large: None,
+                oversize: None,
+                partial: None,
             };
         };
         let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
@@ -336,105 +196,8 @@ impl Resource {
             labels: labels_field(field("labels")),
             conditions: conditions_field(obj),
             raw,
-            too_large: None,
-        }
-    }
-
-    /// The resource's JSON.
-    pub fn json(&self) -> Json {
-        serde_json::from_str(self.raw.get()).unwrap_or(Json::Null)
-    }
-
-    /// One top-level field of the JSON, parsed on demand (`None` when absent or null).
-    pub fn json_field(&self, name: &str) -> Option<Json> {
-        let fields: HashMap<String, &RawValue> = serde_json::from_str(self.raw.get()).ok()?;
-        let value: Json = serde_json::from_str(fields.get(name)?.get()).ok()?;
-        (!value.is_null()).then_some(value)
-    }
-
-    /// `condition(name)`: the last condition whose type is `name`, else the zero condition.
-    pub fn condition(&self, name: &str) -> Field<Arc<Condition>> {
-        let conditions = self.conditions.as_ref().map_err(Clone::clone)?;
-        Ok(conditions
-            .iter()
-            .rev()
-            .find(|c| matches!(&c.ty, Ok(t) if &**t == name))
-            .cloned()
-            .unwrap_or_else(Condition::zero))
-    }
-
-    /// A field by name as a value: the typed fields decoded, anything else from the JSON
-    /// (`no such key` when absent).
-    pub fn get(&self, name: &str) -> EvalResult {
-        let text = |f: &Field<Arc<str>>| f.clone().map(Value::String);
-        match name {
-            "id" => text(&self.id),
-            "kind" => text(&self.kind),
-            "name" => text(&self.name),
-            "href" => text(&self.href),
-            "created_time" => text(&self.created_time),
-            "updated_time" => text(&self.updated_time),
-            "generation" => self.generation.clone().map(Value::Int),
-            "labels" => self.labels.clone().map(Value::Map),
-            "status" => {
-                let conditions = self.conditions.clone()?;
-                let present = self
-                    .json_field("status")
-                    .is_some_and(|s| s.get("conditions").is_some_and(|c| !c.is_null()));
-                let entries = if present {
-                    let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
-                    vec![(Value::string("conditions"), Value::List(list))]
-                } else {
-                    Vec::new()
-                };
-                Ok(Value::Map(Arc::new(Map::from_entries(entries))))
-            }
-            _ => match self.json_field(name) {
-                Some(v) => Ok(json_to_value(&v)),
-                None => Err(EvalError::no_such_key(name)),
-            },
-        }
-    }
-
-    /// Whether `has(resource.<name>)` holds: the JSON has the key with a non-null value.
-    pub fn has(&self, name: &str) -> bool {
-        self.json_field(name).is_some()
-    }
-
-    /// The resource's fields as a CEL map (for `resource` used as a whole value).
-    pub fn to_map(&self) -> EvalResult {
-        let json = self.json();
-        let Some(obj) = json.as_object() else {
-            return Err(EvalError::new(
-                ErrorKind::BadResource,
-                "resource is not a JSON object",
-            ));
-        };
-        let mut entries = Vec::with_capacity(obj.len());
-        for key in obj.keys() {
-            entries.push((Value::string(key), self.get(key)?));
-        }
-        Ok(Value::Map(Arc::new(Map::from_entries(entries))))
-    }
-}
-
-/// Converts JSON to a CEL value: integers that fit become `int`, other numbers `double`.
-pub fn json_to_value(json: &Json) -> Value {
-    match json {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Value::string(s),
-        Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
-        Json::Object(obj) => {
-            let entries = obj
-                .iter()
-                .map(|(k, v)| (Value::string(k), json_to_value(v)))
-                .collect();
-            Value::Map(Arc::new(Map::from_entries(entries)))
+            oversize: None,
+            partial: None,
         }
     }
 }
@@ -489,7 +252,7 @@ fn int_field(name: &str, json: Option<&Json>) -> Field<i64> {
 
 fn labels_field(json: Option<&Json>) -> Field<Arc<Map>> {
     match json {
-        None => Ok(Arc::new(Map::default())),
+        None => Ok(EMPTY_MAP.clone()),
         Some(Json::Object(obj)) => {
             let mut entries = Vec::with_capacity(obj.len());
             for (k, v) in obj {
@@ -591,6 +354,7 @@ impl WireCondition<'_> {
             last_updated_time: wire_time("last_updated_time", &self.last_updated_time),
             last_transition_time: wire_time("last_transition_time", &self.last_transition_time),
             observed_generation: Ok(self.observed_generation.unwrap_or(0)),
+            partial: None,
         }
     }
 }
@@ -768,5 +532,133 @@ mod tests {
         );
         assert!(r.condition("Reconciled").is_err());
         assert_eq!(r.id.as_deref().unwrap(), "");
+    }
+
+    // ---- projected page decoding ----
+
+    /// Every read of a resource, as text.
+    fn view(r: &Resource) -> String {
+        let mut out = String::new();
+        for name in RESOURCE_FIELDS.iter().chain(&["other", "phase"]) {
+            out += &format!("{name}={:?} has={}\n", r.get(name), r.has(name));
+        }
+        for ty in ["A", "Ready", "Reconciled", "K\"x", ""] {
+            match r.condition(ty) {
+                Ok(c) => {
+                    for f in CONDITION_FIELDS {
+                        out += &format!("{ty}.{f}={:?}\n", c.get(f));
+                    }
+                }
+                Err(e) => out += &format!("{ty}: {e:?}\n"),
+            }
+        }
+        out + &format!("{:?} {:?} {:?}", r.too_large(), r.to_map(), r.json())
+    }
+
+    fn projections() -> Vec<Projection> {
+        use crate::cel::host::{ConditionField as C, ResourceField as R};
+        let mut some = Projection::none();
+        some.add_field(R::Generation);
+        some.add_field(R::Kind);
+        some.add_condition(Some("Reconciled"));
+        some.add_condition(Some("A"));
+        some.add_condition_field(Some(C::Status));
+        some.add_condition_field(Some(C::LastUpdatedTime));
+        let mut labels = Projection::none();
+        labels.add_field(R::Labels);
+        labels.add_field(R::UpdatedTime);
+        labels.add_condition(None);
+        labels.add_condition_field(Some(C::ObservedGeneration));
+        vec![Projection::none(), some, labels, Projection::all()]
+    }
+
+    #[test]
+    fn projected_pages_read_as_complete_decoding() {
+        let mut texts = vec![
+            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":[1,2.5e3,-0,true,null,"s\\"]},
+                "status":{"phase":"x","conditions":[{"type":"Ready","status":"True","observedGeneration":3,
+                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00","reason":"r\u00e9"},
+                {"type":"Reconciled","status":"False","last_updated_time":"2025-01-01T00:00:00Z"},
+                {"type":"A","created_time":"bad","message":null}]}}"#,
+            r#"{"id":"b","status":{"conditions":[{"type":"A","status":"1"},{"type":"A","status":"2"}]}}"#,
+            r#"{"id":"k\"x","kind":"K\"x","status":{"conditions":[{"type":"K\"x","status":"True"}]},"labels":null}"#,
+            r#" { "id" : "ws" , "generation" : -7 , "status" : { "conditions" : [ ] } } "#,
+            r#"{"id":"dupspelling","status":{"conditions":[{"type":"A","observed_generation":1,"observedGeneration":2}]}}"#,
+            r#"{"id":"nulltype","status":{"conditions":[{"type":null,"status":"True"},{"status":"False"}]}}"#,
+        ];
+        texts.extend([
+            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":1},
+                "status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":3,
+                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00"}]}}"#,
+            r#"{"id":7,"generation":2.0,"status":"broken","created_time":"2025-13-01T00:00:00Z"}"#,
+            r#"{"id":"dup","id":"dup2"}"#,
+            r#"[1,2]"#,
+            r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
+            r#"{"id":null,"kind":"K\"x","name":"n","href":null,"generation":null,
+                "updated_time":"2025-01-01T1:02:03.120Z","labels":{"a":"1","b":"2","a":"3"},
+                "status":{"conditions":null}}"#,
+            r#"{"status":{"conditions":[{"type":"A","last_updated_time":null,
+                "lastUpdatedTime":"2025-01-01T00:00:00-00:00","observed_generation":1,
+                "observedGeneration":2}],"phase":"x"}}"#,
+            r#"{"id":"t","updated_time":"yesterday","status":{"conditions":[{"type":"A",
+                "created_time":"2025-01-01"}]}}"#,
+            r#"{"id":"c","status":{"conditions":[{"type":"A"},3]}}"#,
+            r#"{"generation":9223372036854775808,"labels":[]}"#,
+            r#"null"#,
+            r#""text""#,
+        ]);
+        let now = crate::cel::time::parse_timestamp("2026-01-01T00:00:00Z").unwrap();
+        let fleet: Vec<String> = crate::cmd::bench::fleet(30, now, 3)
+            .iter()
+            .map(|j| j.to_string())
+            .collect();
+        texts.extend(fleet.iter().map(String::as_str));
+        for p in projections() {
+            let p = Arc::new(p);
+            for text in &texts {
+                let page: Arc<str> =
+                    Arc::from(format!(r#"{{"items":[{text}, {text}],"total":2}}"#));
+                let (items, total) = decode_items(&page, &p).unwrap_or_else(|| panic!("{text}"));
+                assert_eq!((items.len(), total), (2, 2));
+                let want = view(&Resource::from_text(text));
+                for r in &items {
+                    assert_eq!(view(r), want, "{text} under {p:?}");
+                }
+                // The generated fleet takes the fast path (its resources keep the projection).
+                if fleet.iter().any(|f| f == text) {
+                    assert_eq!(items[0].projection().is_some(), !p.is_all(), "{text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unusual_envelopes_are_left_to_serde() {
+        let p = Arc::new(Projection::all());
+        for page in [
+            r#"{"items":[],"total":1.5}"#,
+            r#"{"items":[],"items":[],"total":1}"#,
+            r#"{"items":null,"total":1}"#,
+            r#"{"total":1}"#,
+            r#"{"items":[]}"#,
+            r#"{"items":[{"id":"a"}],"total":1} x"#,
+            r#"{"items":[{"id":"a"},],"total":1}"#,
+            r#"{"items":[{"id":"a" "b":1}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":[1,]}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":01}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":"\q"}],"total":1}"#,
+            r#"{"items":[{"id":"a","x":tru}],"total":1}"#,
+            "{\"items\":[{\"id\":\"a\tb\"}],\"total\":1}",
+            r#"{"it\u0065ms":[],"total":1}"#,
+            r#"[]"#,
+        ] {
+            assert!(decode_items(&Arc::from(page), &p).is_none(), "{page}");
+        }
+        let (items, total) = decode_items(
+            &Arc::from(r#"{"kind":"L","items":[],"page":1,"total":-3}"#),
+            &p,
+        )
+        .unwrap();
+        assert_eq!((items.len(), total), (0, -3));
     }
 }

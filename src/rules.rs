@@ -3,11 +3,13 @@
 //! Invariant: a [`Rules`] value only exists for a config whose every CEL expression compiled,
 //! so the daemon cannot fail later for a name, type or syntax error.
 
+use crate::cel::host::Projection;
 use crate::decision::{
     CompileError, Compiled, DecisionSource, Engine, ExprDiagnostics, ParamSource, Program,
 };
 use crate::message_data::MessageDataProgram;
 use crate::sentinel::config::{Config, MessageData};
+use std::sync::Arc;
 
 /// The compiled rules of one config.
 #[derive(Debug)]
@@ -17,6 +19,8 @@ pub struct Rules {
     pub decision: Compiled,
     /// message_data.
     pub message_data: MessageDataProgram,
+    /// What both read of a resource: the page decoder decodes these fields only.
+    pub projection: Arc<Projection>,
 }
 
 impl Rules {
@@ -64,6 +68,7 @@ impl Rules {
         let message_data = MessageDataProgram::compile(&config.message_data);
         match (decision, message_data) {
             (Ok(decision), Ok(message_data)) => Ok(Rules {
+                projection: projection(&decision, &message_data),
                 decision: prepare(decision, engine),
                 message_data,
             }),
@@ -79,14 +84,21 @@ impl Rules {
     /// The built-in default rules with an empty message_data, for `sentinel eval` without a
     /// config.
     pub fn defaults() -> Result<Rules, CompileError> {
+        let decision = Program::compile(&DecisionSource::default_rules())?;
+        let message_data = MessageDataProgram::compile(&MessageData::Object(Vec::new()))?;
         Ok(Rules {
-            decision: prepare(
-                Program::compile(&DecisionSource::default_rules())?,
-                Engine::Jit,
-            ),
-            message_data: MessageDataProgram::compile(&MessageData::Object(Vec::new()))?,
+            projection: projection(&decision, &message_data),
+            decision: prepare(decision, Engine::Jit),
+            message_data,
         })
     }
+}
+
+/// What message_decision and message_data read of a resource, together.
+pub fn projection(decision: &Program, message_data: &MessageDataProgram) -> Arc<Projection> {
+    let mut p = decision.projection();
+    p.union(&message_data.projection());
+    Arc::new(p)
 }
 
 /// Readies a program for `engine`. Native code generation failing is a bug of the JIT, never of

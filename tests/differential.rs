@@ -785,3 +785,98 @@ fn json_integers_beyond_int64_are_doubles_in_both_engines() {
         scratch.slots
     );
 }
+
+// ---- projected page decoding ----
+
+/// Where deciding on resources decoded from one page under the program's projection differs
+/// from deciding on completely decoded ones, for either engine.
+pub fn projected_disagreement(p: &Program, resources: &[Json], now: Timestamp) -> Option<String> {
+    use sentinel::sentinel::api::decode_page_with;
+    let body = serde_json::to_vec(&json!({"items": resources, "total": resources.len()}))
+        .expect("serializable");
+    let projection = Arc::new(p.projection());
+    let page = match decode_page_with(&body, &projection) {
+        Ok(page) => page,
+        Err(e) => return Some(format!("page does not decode: {e}")),
+    };
+    let projected: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
+    for engine in [Engine::Interp, Engine::Jit] {
+        let c = match Compiled::new(p.clone(), engine) {
+            Ok(c) => c,
+            Err(e) => return Some(format!("does not compile: {e}")),
+        };
+        let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
+        for (json, r) in resources.iter().zip(&projected) {
+            let full = Arc::new(Resource::from_json(json.clone()));
+            let da = c.evaluate(&full, now, &mut sa);
+            let db = c.evaluate(r, now, &mut sb);
+            let (ta, tb) = (
+                format!("{da:?}\n{:?}", sa.slots),
+                format!("{db:?}\n{:?}", sb.slots),
+            );
+            if ta != tb {
+                return Some(format!(
+                    "{engine:?} on {json}\ncomplete:  {ta}\nprojected: {tb}"
+                ));
+            }
+            if c.decide(r, now, &mut sb) != da {
+                return Some(format!("{engine:?} on {json}: decide() differs"));
+            }
+        }
+    }
+    None
+}
+
+fn assert_projected_agree(p: &Program, resources: &[Json]) {
+    if let Some(d) = projected_disagreement(p, resources, now()) {
+        panic!("projected decoding disagrees:\n{d}");
+    }
+}
+
+#[test]
+fn projected_pages_decide_as_complete_decoding() {
+    let mut resources = odd_resources();
+    resources.extend(fleet(60, now(), 5));
+    assert_projected_agree(&default_program(), &resources);
+    let custom = program(
+        &[
+            ("a", "resource.generation + 9223372036854775806"),
+            ("c", r#"condition("Reconciled").status.lowerAscii()"#),
+            ("d", r#"condition(c).type + resource.kind"#),
+            (
+                "e",
+                r#"resource.labels["tier"] == "standard" || has(resource.spec.nodes)"#,
+            ),
+            (
+                "s",
+                "resource.status.conditions.all(c, int(c.observed_generation) >= 0)",
+            ),
+        ],
+        "a > 0 || e || s",
+    );
+    assert_projected_agree(&custom, &resources);
+}
+
+/// A config reading a field outside its projection through a dynamic path (`resource[k]` with
+/// a computed key) still sees it: the projected resource decodes it from its JSON text on first
+/// read.
+#[test]
+fn reads_outside_the_projection_see_the_field() {
+    use sentinel::cel::host::ResourceField;
+    let p = program(
+        &[("k", r#"["ki", "nd"].join("")"#), ("kind", "resource[k]")],
+        r#"resource.generation > 0 && kind == "Cluster""#,
+    );
+    let projection = p.projection();
+    assert!(!projection.has_field(ResourceField::Kind), "{projection:?}");
+    let resources = vec![json!({"id": "x", "kind": "Cluster", "generation": 1,
+        "status": {"conditions": [{"type": "Ready", "reason": "Because"}]}})];
+    assert_projected_agree(&p, &resources);
+    let body = serde_json::to_vec(&json!({"items": resources, "total": 1})).expect("json");
+    let page =
+        sentinel::sentinel::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
+    let resource = Arc::new(page.items.into_iter().next().expect("one item"));
+    let compiled = Compiled::new(p, Engine::Jit).expect("jit");
+    let decision = compiled.decide(&resource, now(), &mut Scratch::default());
+    assert!(decision.publish, "{decision:?}");
+}

@@ -661,7 +661,7 @@ fn join_all<'a>(mut types: impl Iterator<Item = &'a Type>) -> Type {
 
 fn object_fields(ty: &Type) -> Vec<&'static str> {
     match ty {
-        Type::Condition => crate::resource::CONDITION_FIELDS.to_vec(),
+        Type::Condition => crate::cel::host::CONDITION_FIELDS.to_vec(),
         Type::ResourceStatus => vec!["conditions"],
         Type::ObjectReference => vec!["id", "href", "kind"],
         _ => Vec::new(),

@@ -13,7 +13,7 @@ use super::typed::{Builtin, TComprehension, TExpr, TExprKind, Var};
 use super::value::{
     ErrorKind, EvalError, EvalResult, ListBuilder, Map, Value, check_size, map_entry_bytes,
 };
-use crate::resource::Resource;
+use crate::cel::host::Resource;
 use std::sync::Arc;
 
 /// What the variables of an expression are bound to for one evaluation.

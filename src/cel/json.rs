@@ -52,7 +52,7 @@ pub fn to_json(value: &Value, style: DurationStyle) -> Json {
         Value::Type(t) => Json::String(t.to_string()),
         Value::Condition(c) => {
             let mut obj = JsonMap::new();
-            for name in crate::resource::CONDITION_FIELDS {
+            for name in crate::cel::host::CONDITION_FIELDS {
                 if let Ok(v) = c.get(name) {
                     obj.insert(name.to_string(), to_json(&v, style));
                 }

@@ -9,6 +9,7 @@ pub mod ast;
 pub mod check;
 pub mod diag;
 pub mod functions;
+pub mod host;
 pub mod interp;
 pub mod jit;
 pub mod json;

@@ -30,7 +30,7 @@ impl Value {
             }
             (Condition(a), Condition(b)) => {
                 Arc::ptr_eq(a, b)
-                    || crate::resource::CONDITION_FIELDS.iter().all(|f| {
+                    || crate::cel::host::CONDITION_FIELDS.iter().all(|f| {
                         match (a.get(f), b.get(f)) {
                             (Ok(x), Ok(y)) => x.equals(&y),
                             _ => false,

@@ -14,7 +14,7 @@
 use super::time::{format_duration, format_timestamp};
 use super::types::Type;
 use super::value::{ErrorKind, EvalError, ListBuilder, Map, Value, check_size};
-use crate::resource::CONDITION_FIELDS;
+use crate::cel::host::CONDITION_FIELDS;
 
 /// The precision `%f` and `%e` use when the clause gives none.
 const DEFAULT_PRECISION: usize = 6;
@@ -1292,7 +1292,7 @@ mod tests {
 
     #[test]
     fn format_prints_conditions_and_resources_as_maps() {
-        use crate::resource::{Condition, Resource};
+        use crate::cel::host::{Condition, Resource};
         let zero = [Value::Condition(Condition::zero())];
         assert_eq!(
             format("%s", &zero),

@@ -103,26 +103,20 @@ impl Type {
 
     /// The static type of field `name` of an object type, when known.
     pub fn field(&self, name: &str) -> Option<Type> {
+        use crate::cel::host::FieldType;
         match self {
-            Type::Condition => match name {
-                "type"
-                | "status"
-                | "reason"
-                | "message"
-                | "created_time"
-                | "last_updated_time"
-                | "last_transition_time" => Some(Type::String),
-                "observed_generation" => Some(Type::Int),
-                _ => None,
-            },
-            Type::Resource => Some(match name {
-                "id" | "kind" | "name" | "href" | "created_time" | "updated_time" => Type::String,
-                "generation" => Type::Int,
-                "labels" => Type::map(Type::String, Type::String),
-                "owner_references" => Type::ObjectReference,
-                "status" => Type::ResourceStatus,
+            Type::Condition => crate::cel::host::condition_field(name).map(|d| match d.ty {
+                FieldType::Int => Type::Int,
+                _ => Type::String,
+            }),
+            Type::Resource => Some(match crate::cel::host::resource_field(name).map(|d| d.ty) {
+                Some(FieldType::Str | FieldType::Time) => Type::String,
+                Some(FieldType::Int) => Type::Int,
+                Some(FieldType::Labels) => Type::map(Type::String, Type::String),
+                Some(FieldType::Reference) => Type::ObjectReference,
+                Some(FieldType::Status) => Type::ResourceStatus,
                 // spec, references and anything else: whatever the JSON holds.
-                _ => Type::Dyn,
+                Some(FieldType::Dyn) | None => Type::Dyn,
             }),
             Type::ResourceStatus => (name == "conditions").then(|| Type::list(Type::Condition)),
             Type::ObjectReference => matches!(name, "id" | "href" | "kind").then_some(Type::String),

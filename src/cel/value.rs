@@ -10,7 +10,7 @@
 
 use super::time::{Duration, Timestamp};
 use super::types::Type;
-use crate::resource::{Condition, Resource};
+use crate::cel::host::{Condition, Resource};
 use std::fmt;
 use std::sync::Arc;
 

@@ -30,7 +30,7 @@ pub use query::search_from_selector;
 pub use retry::Backoff;
 
 use super::telemetry::{HttpSpan, Tracing};
-use crate::resource::Resource;
+use crate::resource::{Projection, Resource};
 use crate::sentinel::broker::config::mask_url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
@@ -157,7 +157,18 @@ impl ApiClient {
     /// expression (see [`search_from_selector`]). Nothing is requested until the first
     /// [`Pager::next_page`].
     pub fn list(&self, resource_type: &str, search: Option<&str>) -> Pager {
+        self.list_projected(resource_type, search, Arc::new(Projection::all()))
+    }
+
+    /// [`ApiClient::list`] decoding each page under `projection` (the rules' reads).
+    pub fn list_projected(
+        &self,
+        resource_type: &str,
+        search: Option<&str>,
+        projection: Arc<Projection>,
+    ) -> Pager {
         Pager {
+            projection,
             inner: self.inner.clone(),
             collection: self.collection_url(resource_type),
             search: search.map(str::to_string),
@@ -216,8 +227,13 @@ impl Inner {
     }
 
     /// Fetches and decodes one list page, retrying retriable failures of this page only.
-    async fn fetch_page(self: Arc<Inner>, url: String, number: u32) -> Result<Decoded, ApiError> {
-        let attempt = || self.get(&url, decode_page);
+    async fn fetch_page(
+        self: Arc<Inner>,
+        url: String,
+        number: u32,
+        projection: Arc<Projection>,
+    ) -> Result<Decoded, ApiError> {
+        let attempt = || self.get(&url, |body| decode_page_with(body, &projection));
         let on_retry = |retry: u32, err: &ApiError, wait: Duration| {
             tracing::warn!(page = number, retry, wait_ms = wait.as_millis() as u64, error = %err,
                 "retrying hyperfleet api request");
@@ -246,10 +262,19 @@ struct Envelope<'a> {
     total: i64,
 }
 
-/// Decodes one list page. The only place response bytes become resources (public for the
-/// page-decoding bench). The body is copied once into a shared text that the page's resources
-/// keep their JSON in; no item is copied.
+/// Decodes one list page completely ([`decode_page_with`] under [`Projection::all`]).
 pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
+    static ALL: std::sync::LazyLock<Arc<Projection>> =
+        std::sync::LazyLock::new(|| Arc::new(Projection::all()));
+    decode_page_with(body, &ALL)
+}
+
+/// Decodes one list page under the rules' projection. The only place response bytes become
+/// resources (public for the page-decoding bench). The body is copied once into a shared text
+/// that the page's resources keep their JSON in; no item is copied. One pass over the text
+/// decodes the projected fields ([`crate::resource::decode_items`]); a page that pass is unsure
+/// of goes through serde (envelope, then each item), which reports the errors.
+pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
     let text: Arc<str> = match std::str::from_utf8(body) {
         Ok(text) => Arc::from(text),
         Err(e) => {
@@ -258,6 +283,12 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
             ))));
         }
     };
+    if let Some((items, total)) = crate::resource::decode_items(&text, projection) {
+        return Ok(Decoded {
+            items,
+            total: total.max(0) as u64,
+        });
+    }
     let envelope: Envelope<'_> = serde_json::from_str(&text).map_err(ApiError::Decode)?;
     let base = text.as_ptr() as usize;
     let items = envelope
@@ -290,6 +321,7 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
 #[derive(Debug)]
 pub struct Pager {
     inner: Arc<Inner>,
+    projection: Arc<Projection>,
     collection: String,
     search: Option<String>,
     next_number: u32,
@@ -347,7 +379,7 @@ impl Pager {
         self.next_number = self.next_number.saturating_add(1);
         let size = self.inner.config.page_size;
         let url = query::page_url(&self.collection, number, size, self.search.as_deref());
-        let fetch = self.inner.clone().fetch_page(url, number);
+        let fetch = self.inner.clone().fetch_page(url, number, self.projection.clone());
         let task = match &self.parent {
             None => tokio::spawn(fetch),
             Some(cx) => {

@@ -148,7 +148,11 @@ impl Daemon {
             () = self.publisher.reconnect_if_down() => {}
         }
         let mut pending = 0usize;
-        let mut pager = self.api.list(&self.resource_type, self.search.as_deref());
+        let mut pager = self.api.list_projected(
+            &self.resource_type,
+            self.search.as_deref(),
+            self.rules.projection.clone(),
+        );
         let mut scratch = crate::decision::Scratch::default();
         let mut events: Vec<Event> = Vec::new();
         let mut ids: Vec<Arc<str>> = Vec::new();

@@ -10,13 +10,13 @@
 use super::arena::Arena;
 use crate::cel::ast::BinaryOp;
 use crate::cel::functions;
+use crate::cel::host::Resource;
 use crate::cel::interp::{self, Activation};
 use crate::cel::ops;
 use crate::cel::time::{Duration, Timestamp};
 use crate::cel::typed::{Builtin, TExpr};
 use crate::cel::types::Type;
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, ListBuilder, Value};
-use crate::resource::Resource;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 

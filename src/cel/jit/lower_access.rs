@@ -11,7 +11,8 @@
 use super::abi::{Class, OpKind};
 use super::lower::{Lower, Lowered, Mode, Origin, pair_flags, row_flags};
 use super::lower_ops::placeholder;
-use super::row::{CONDITION_STRS, FieldKey, RESOURCE_STRS, SLOT_SIZE, Slot, is_time_field};
+use super::row::{FieldKey, SLOT_SIZE, Slot};
+use crate::cel::host::{FieldType, condition_field, resource_field};
 use crate::cel::typed::{Builtin, TExpr, TExprKind};
 use crate::cel::value::Value;
 use cranelift::codegen::ir::{self, BlockArg};
@@ -24,16 +25,15 @@ impl Lower<'_, '_> {
         let lt = self.lower(target);
         let class = Class::of(&e.ty);
         let key = match lt.origin {
-            Origin::Resource if field == "generation" => Some(FieldKey::Generation),
-            Origin::Resource => RESOURCE_STRS
-                .iter()
-                .position(|f| *f == field)
-                .map(FieldKey::ResourceStr),
-            Origin::Cond(c) if field == "observed_generation" => Some(FieldKey::CondGeneration(c)),
-            Origin::Cond(c) => CONDITION_STRS
-                .iter()
-                .position(|f| *f == field)
-                .map(|i| FieldKey::CondStr(c, i)),
+            Origin::Resource => resource_field(field).and_then(|d| match d.ty {
+                FieldType::Int => Some(FieldKey::Generation),
+                t if t.is_text() => Some(FieldKey::ResourceStr(d.field)),
+                _ => None,
+            }),
+            Origin::Cond(c) => condition_field(field).map(|d| match d.ty {
+                FieldType::Int => FieldKey::CondGeneration(c),
+                _ => FieldKey::CondStr(c, d.field),
+            }),
             _ => None,
         };
         match key {
@@ -135,11 +135,11 @@ impl Lower<'_, '_> {
     /// `timestamp(x)` where `x` is a time field of the row: its pre-parsed value.
     fn parsed_time(&mut self, origin: Origin) -> Option<Lowered> {
         let key = match origin {
-            Origin::Str(FieldKey::ResourceStr(i)) if is_time_field(RESOURCE_STRS[i]) => {
-                FieldKey::ResourceTime(i)
+            Origin::Str(FieldKey::ResourceStr(f)) if f.def().ty == FieldType::Time => {
+                FieldKey::ResourceTime(f)
             }
-            Origin::Str(FieldKey::CondStr(c, i)) if is_time_field(CONDITION_STRS[i]) => {
-                FieldKey::CondTime(c, i)
+            Origin::Str(FieldKey::CondStr(c, f)) if f.def().ty == FieldType::Time => {
+                FieldKey::CondTime(c, f)
             }
             _ => return None,
         };

@@ -26,11 +26,11 @@ pub use compile::{Listing, Nativeness, Options};
 pub use print::typed;
 pub use row::Prepared;
 
+use crate::cel::host::Resource;
 use crate::cel::interp::Activation;
 use crate::cel::time::Timestamp;
 use crate::cel::typed::TExpr;
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, Value};
-use crate::resource::Resource;
 use abi::{CallEnv, Class, Ctx, Tables};
 use compile::{Built, ResultKind, Unit};
 use cranelift_jit::JITModule;
@@ -54,7 +54,7 @@ pub enum JitError {
     Internal(String),
 }
 
-/// How a decision came out, before it becomes a [`crate::decision::Decision`].
+/// How a decision came out, before the rules layer makes it a `Decision`.
 #[derive(Clone, Debug)]
 pub enum Outcome {
     /// The result is a bool.

@@ -4,27 +4,16 @@
 //! condition's fields, and the time fields the rules pass to `timestamp(…)`, already parsed.
 //!
 //! Invariant: a [`Prepared`] is filled once per resource (at decode), by the resource's own
-//! accessors ([`Resource::condition`]) and the one timestamp parser ([`parse_timestamp`]), so a
-//! load from it yields exactly what the interpreter computes from the resource.
+//! accessors ([`Resource::condition`], [`Resource::text`], …, which decode a field outside the
+//! resource's projection on first read) and the one timestamp parser ([`parse_timestamp`]), so a
+//! load from it yields exactly what the interpreter computes from the resource. The slots are
+//! named by the fields of the schema ([`crate::cel::host::RESOURCE_SCHEMA`]), never by position.
 
 use super::abi::Boxed;
+use crate::cel::host::{Condition, ConditionField, Field, Resource, ResourceField};
 use crate::cel::time::parse_timestamp;
 use crate::cel::value::{EvalError, Value};
-use crate::resource::{CONDITION_FIELDS, Condition, Field, Resource};
-use std::sync::Arc;
-
-/// The resource fields read as strings by plain loads.
-pub(crate) const RESOURCE_STRS: [&str; 6] =
-    ["id", "kind", "name", "href", "created_time", "updated_time"];
-
-/// The condition fields read as strings by plain loads (all but `observed_generation`, the
-/// last).
-pub(crate) const CONDITION_STRS: &[&str] = CONDITION_FIELDS.as_slice().split_at(7).0;
-
-/// Whether a string field (by index in its table) holds an RFC 3339 time.
-pub(crate) fn is_time_field(name: &str) -> bool {
-    name.ends_with("_time")
-}
+use std::sync::{Arc, LazyLock};
 
 /// What one slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -33,16 +22,16 @@ pub(crate) enum FieldKey {
     Resource,
     /// `resource.generation`: `w[0]`, `err`.
     Generation,
-    /// A string field of the resource, by [`RESOURCE_STRS`] index: see [`Slot`].
-    ResourceStr(usize),
+    /// A text field of the resource: see [`Slot`].
+    ResourceStr(ResourceField),
     /// That field parsed as a timestamp: `w` nanoseconds, `err`.
-    ResourceTime(usize),
+    ResourceTime(ResourceField),
     /// `condition(<name #c>)`: `boxed`, `err` (the resource's conditions error).
     Cond(usize),
-    /// A string field of constant condition `c`, by [`CONDITION_STRS`] index.
-    CondStr(usize, usize),
+    /// A text field of constant condition `c`.
+    CondStr(usize, ConditionField),
     /// That field parsed as a timestamp.
-    CondTime(usize, usize),
+    CondTime(usize, ConditionField),
     /// `observed_generation` of constant condition `c`.
     CondGeneration(usize),
 }
@@ -190,44 +179,41 @@ impl Prepared {
     }
 
     fn slot(&mut self, r: &Resource, resource: &Arc<Resource>, key: FieldKey) -> Slot {
-        let resource_str = |i: usize| match i {
-            0 => &r.id,
-            1 => &r.kind,
-            2 => &r.name,
-            3 => &r.href,
-            4 => &r.created_time,
-            _ => &r.updated_time,
-        };
+        let resource_str = |f: ResourceField| r.text(f).unwrap_or(&NOT_TEXT);
         match key {
             FieldKey::Resource => Slot {
                 boxed: self.boxed(Value::Resource(resource.clone())),
                 ..empty_slot()
             },
-            FieldKey::Generation => int_slot(&r.generation),
-            FieldKey::ResourceStr(i) => self.str_slot(resource_str(i)),
-            FieldKey::ResourceTime(i) => self.time_slot(resource_str(i)),
+            FieldKey::Generation => int_slot(r.generation()),
+            FieldKey::ResourceStr(f) => self.str_slot(resource_str(f)),
+            FieldKey::ResourceTime(f) => self.time_slot(resource_str(f)),
             FieldKey::Cond(c) => match self.conds.get(c).cloned() {
                 Some(Ok(cond)) => Slot {
                     boxed: self.boxed(Value::Condition(cond)),
                     ..empty_slot()
                 },
                 Some(Err(_)) => Slot {
-                    err: r.conditions.as_ref().err().map_or(null_err(), |e| e),
+                    // Into `conds`, which is not touched again before the next fill.
+                    err: match self.conds.get(c) {
+                        Some(Err(e)) => e,
+                        _ => null_err(),
+                    },
                     ..empty_slot()
                 },
                 None => empty_slot(),
             },
             // A condition that failed is never read: its `Cond` slot fails first.
-            FieldKey::CondStr(c, i) => match self.condition(c) {
-                Some(cond) => self.str_slot(condition_str(&cond, i)),
+            FieldKey::CondStr(c, f) => match self.condition(c) {
+                Some(cond) => self.str_slot(condition_str(&cond, f)),
                 None => empty_slot(),
             },
-            FieldKey::CondTime(c, i) => match self.condition(c) {
-                Some(cond) => self.time_slot(condition_str(&cond, i)),
+            FieldKey::CondTime(c, f) => match self.condition(c) {
+                Some(cond) => self.time_slot(condition_str(&cond, f)),
                 None => empty_slot(),
             },
             FieldKey::CondGeneration(c) => match self.condition(c) {
-                Some(cond) => int_slot(&cond.observed_generation),
+                Some(cond) => int_slot(cond.generation()),
                 None => empty_slot(),
             },
         }
@@ -257,16 +243,11 @@ impl Prepared {
     }
 }
 
-fn condition_str(c: &Condition, i: usize) -> &Field<Arc<str>> {
-    match i {
-        0 => &c.ty,
-        1 => &c.status,
-        2 => &c.reason,
-        3 => &c.message,
-        4 => &c.created_time,
-        5 => &c.last_updated_time,
-        _ => &c.last_transition_time,
-    }
+/// What a slot of a field that is not text reads (never: slot keys name text fields).
+static NOT_TEXT: LazyLock<Field<Arc<str>>> = LazyLock::new(|| Ok(Arc::from("")));
+
+fn condition_str(c: &Condition, f: ConditionField) -> &Field<Arc<str>> {
+    c.text(f).unwrap_or(&NOT_TEXT)
 }
 
 fn int_slot(f: &Field<i64>) -> Slot {

@@ -1,0 +1,872 @@
+//! The HyperFleet object model CEL reads: one schema of the resource and condition fields
+//! (names, aliases, types) from which the checker's types, the JIT row's slots and the page
+//! decoder's projection are all derived, and the [`Resource`] and [`Condition`] values rules
+//! evaluate on. Decoding JSON into them lives outside the compiler (the `resource` module).
+//!
+//! Invariant: a resource decoded under a [`Projection`] answers every access exactly as a fully
+//! decoded one: a field outside the projection is decoded on first use from the item's JSON text
+//! (kept as a range of the page), so a projection changes the work, never the meaning.
+//!
+//! A resource over [`MAX_RESOURCE_BYTES`] of JSON is not decoded at all (its memory would grow
+//! with its size, several times over): only its id is read, every other field is an error, and
+//! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
+
+use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+/// The largest resource decoded, in bytes of JSON (1 MiB); a larger one is skipped.
+pub const MAX_RESOURCE_BYTES: usize = 1 << 20;
+
+/// The skip reason of a resource over [`MAX_RESOURCE_BYTES`] (one fixed text, so that it is one
+/// metrics label).
+pub const TOO_LARGE_REASON: &str = "resource larger than 1048576 bytes of JSON";
+
+/// A decoded field: its value, or the error any expression reading it gets.
+pub type Field<T> = Result<T, EvalError>;
+
+// ---- the schema ----
+
+/// How a field of the object model is typed and decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    /// A string (`""` when absent).
+    Str,
+    /// An RFC 3339 time string, decoded to canonical form (`""` when absent).
+    Time,
+    /// An integer (0 when absent).
+    Int,
+    /// `labels`: a map of strings (empty when absent).
+    Labels,
+    /// `status`: `{conditions: [condition]}`.
+    Status,
+    /// `owner_references`: an object reference, read from the JSON on use.
+    Reference,
+    /// Whatever the JSON holds, read from the JSON on use.
+    Dyn,
+}
+
+impl FieldType {
+    /// Whether the decoder holds this field typed (the others are read from the JSON text).
+    pub const fn is_decoded(self) -> bool {
+        !matches!(self, FieldType::Reference | FieldType::Dyn)
+    }
+
+    /// Whether a value of this type is a string the JIT row reads with a plain load.
+    pub const fn is_text(self) -> bool {
+        matches!(self, FieldType::Str | FieldType::Time)
+    }
+}
+
+/// One field of the schema: `field` is its index in its table.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldDef<F> {
+    /// The field (its discriminant is its index in the table).
+    pub field: F,
+    /// The name rules use (and the API's JSON key).
+    pub name: &'static str,
+    /// Other JSON spellings accepted, in order of preference after `name`.
+    pub aliases: &'static [&'static str],
+    /// Its type.
+    pub ty: FieldType,
+}
+
+/// A field of a HyperFleet resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum ResourceField {
+    CreatedBy,
+    CreatedTime,
+    DeletedBy,
+    DeletedTime,
+    Generation,
+    Href,
+    Id,
+    Kind,
+    Labels,
+    Name,
+    OwnerReferences,
+    Spec,
+    Status,
+    UpdatedBy,
+    UpdatedTime,
+}
+
+/// A field of a status condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum ConditionField {
+    Type,
+    Status,
+    Reason,
+    Message,
+    CreatedTime,
+    LastUpdatedTime,
+    LastTransitionTime,
+    ObservedGeneration,
+}
+
+const fn def<F>(field: F, name: &'static str, ty: FieldType) -> FieldDef<F> {
+    FieldDef {
+        field,
+        name,
+        aliases: &[],
+        ty,
+    }
+}
+
+/// The fields of a HyperFleet resource: the union of the `Cluster` and `NodePool` schemas of the
+/// HyperFleet API (hyperfleet-api-openapi.yaml), in [`ResourceField`] order. The checker warns
+/// on `resource.<other>`.
+pub const RESOURCE_SCHEMA: [FieldDef<ResourceField>; 15] = {
+    use FieldType as T;
+    use ResourceField as F;
+    [
+        def(F::CreatedBy, "created_by", T::Dyn),
+        def(F::CreatedTime, "created_time", T::Time),
+        def(F::DeletedBy, "deleted_by", T::Dyn),
+        def(F::DeletedTime, "deleted_time", T::Dyn),
+        def(F::Generation, "generation", T::Int),
+        def(F::Href, "href", T::Str),
+        def(F::Id, "id", T::Str),
+        def(F::Kind, "kind", T::Str),
+        def(F::Labels, "labels", T::Labels),
+        def(F::Name, "name", T::Str),
+        def(F::OwnerReferences, "owner_references", T::Reference),
+        def(F::Spec, "spec", T::Dyn),
+        def(F::Status, "status", T::Status),
+        def(F::UpdatedBy, "updated_by", T::Dyn),
+        def(F::UpdatedTime, "updated_time", T::Time),
+    ]
+};
+
+/// The fields of a status condition, in the order the API documents them ([`ConditionField`]
+/// order), with the Kubernetes-style spellings accepted as aliases.
+pub const CONDITION_SCHEMA: [FieldDef<ConditionField>; 8] = {
+    use ConditionField as F;
+    use FieldType as T;
+    [
+        def(F::Type, "type", T::Str),
+        def(F::Status, "status", T::Str),
+        def(F::Reason, "reason", T::Str),
+        def(F::Message, "message", T::Str),
+        FieldDef {
+            aliases: &["createdTime"],
+            ..def(F::CreatedTime, "created_time", T::Time)
+        },
+        FieldDef {
+            aliases: &["lastUpdatedTime", "lastUpdateTime"],
+            ..def(F::LastUpdatedTime, "last_updated_time", T::Time)
+        },
+        FieldDef {
+            aliases: &["lastTransitionTime"],
+            ..def(F::LastTransitionTime, "last_transition_time", T::Time)
+        },
+        FieldDef {
+            aliases: &["observedGeneration"],
+            ..def(F::ObservedGeneration, "observed_generation", T::Int)
+        },
+    ]
+};
+
+const fn names<F: Copy, const N: usize>(schema: &[FieldDef<F>; N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = schema[i].name;
+        i += 1;
+    }
+    out
+}
+
+/// The names of a condition's fields, in [`CONDITION_SCHEMA`] order.
+pub const CONDITION_FIELDS: [&str; 8] = names(&CONDITION_SCHEMA);
+
+/// The names of a resource's fields, in [`RESOURCE_SCHEMA`] order.
+pub const RESOURCE_FIELDS: &[&str] = &names(&RESOURCE_SCHEMA);
+
+/// The schema entry of resource field `name`.
+pub fn resource_field(name: &str) -> Option<&'static FieldDef<ResourceField>> {
+    RESOURCE_SCHEMA.iter().find(|d| d.name == name)
+}
+
+/// The schema entry of condition field `name` (by its rule name, not an alias).
+pub fn condition_field(name: &str) -> Option<&'static FieldDef<ConditionField>> {
+    CONDITION_SCHEMA.iter().find(|d| d.name == name)
+}
+
+impl ResourceField {
+    /// Its schema entry.
+    pub fn def(self) -> &'static FieldDef<ResourceField> {
+        &RESOURCE_SCHEMA[self as usize]
+    }
+}
+
+impl ConditionField {
+    /// Its schema entry.
+    pub fn def(self) -> &'static FieldDef<ConditionField> {
+        &CONDITION_SCHEMA[self as usize]
+    }
+}
+
+// ---- the projection ----
+
+/// What a config's rules read of a resource, computed when they compile: the page decoder
+/// decodes these fields and skips the rest (which stay readable from the JSON text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Projection {
+    /// Resource fields read, a bit per [`ResourceField`].
+    pub fields: u32,
+    /// The condition types read (constant names), or `None` for every type.
+    pub condition_types: Option<Vec<Arc<str>>>,
+    /// Condition fields read, a bit per [`ConditionField`] (`type` is always decoded).
+    pub condition_fields: u32,
+}
+
+impl Default for Projection {
+    fn default() -> Projection {
+        Projection::all()
+    }
+}
+
+impl Projection {
+    /// Everything (what a dynamic access to the whole resource needs).
+    pub fn all() -> Projection {
+        Projection {
+            fields: (1 << RESOURCE_SCHEMA.len()) - 1,
+            condition_types: None,
+            condition_fields: (1 << CONDITION_SCHEMA.len()) - 1,
+        }
+    }
+
+    /// Nothing but the id (which the daemon always reads).
+    pub fn none() -> Projection {
+        Projection {
+            fields: 1 << ResourceField::Id as u32,
+            condition_types: Some(Vec::new()),
+            condition_fields: 1 << ConditionField::Type as u32,
+        }
+    }
+
+    /// Whether this is [`Projection::all`].
+    pub fn is_all(&self) -> bool {
+        *self == Projection::all()
+    }
+
+    /// Adds resource field `f`.
+    pub fn add_field(&mut self, f: ResourceField) {
+        self.fields |= 1 << f as u32;
+        if f == ResourceField::Status {
+            self.condition_types = None;
+            self.condition_fields = (1 << CONDITION_SCHEMA.len()) - 1;
+        }
+    }
+
+    /// Adds condition type `name` (`None`: every type), with `status` (where they live).
+    pub fn add_condition(&mut self, name: Option<&str>) {
+        self.fields |= 1 << ResourceField::Status as u32;
+        match (name, &mut self.condition_types) {
+            (Some(name), Some(types)) => {
+                if !types.iter().any(|t| &**t == name) {
+                    types.push(Arc::from(name));
+                }
+            }
+            (None, types) => *types = None,
+            (Some(_), None) => {}
+        }
+    }
+
+    /// Adds condition field `f` (`None`: every field).
+    pub fn add_condition_field(&mut self, f: Option<ConditionField>) {
+        match f {
+            Some(f) => self.condition_fields |= 1 << f as u32,
+            None => self.condition_fields = (1 << CONDITION_SCHEMA.len()) - 1,
+        }
+    }
+
+    /// The union of two projections.
+    pub fn union(&mut self, other: &Projection) {
+        self.fields |= other.fields;
+        self.condition_fields |= other.condition_fields;
+        match &other.condition_types {
+            None => self.condition_types = None,
+            Some(types) => {
+                for t in types {
+                    self.add_condition(Some(t));
+                }
+            }
+        }
+    }
+
+    /// Whether resource field `f` is decoded.
+    pub fn has_field(&self, f: ResourceField) -> bool {
+        self.fields & (1 << f as u32) != 0
+    }
+
+    /// Whether conditions of type `name` are decoded.
+    pub fn has_condition(&self, name: &str) -> bool {
+        self.has_field(ResourceField::Status)
+            && self
+                .condition_types
+                .as_ref()
+                .is_none_or(|types| types.iter().any(|t| &**t == name))
+    }
+
+    /// Whether condition field `f` is decoded.
+    pub fn has_condition_field(&self, f: ConditionField) -> bool {
+        self.condition_fields & (1 << f as u32) != 0
+    }
+
+    /// Whether every condition is decoded whole.
+    fn has_all_conditions(&self) -> bool {
+        self.has_field(ResourceField::Status)
+            && self.condition_types.is_none()
+            && self.condition_fields == (1 << CONDITION_SCHEMA.len()) - 1
+    }
+}
+
+// ---- the model ----
+
+/// A JSON text that is a range of a shared text: the body of the list page it came in (so
+/// decoding a page copies no item), or a text of its own.
+#[derive(Clone)]
+pub struct RawText {
+    text: Arc<str>,
+    start: usize,
+    end: usize,
+}
+
+impl RawText {
+    /// A whole text.
+    pub fn whole(text: Arc<str>) -> RawText {
+        RawText {
+            start: 0,
+            end: text.len(),
+            text,
+        }
+    }
+
+    /// The range `start..end` of `text`; `None` when it is not within it on character
+    /// boundaries.
+    pub fn range(text: &Arc<str>, start: usize, end: usize) -> Option<RawText> {
+        text.get(start..end)?;
+        Some(RawText {
+            text: text.clone(),
+            start,
+            end,
+        })
+    }
+
+    /// The text.
+    pub fn get(&self) -> &str {
+        self.text.get(self.start..self.end).unwrap_or("null")
+    }
+
+    /// The shared text and the range of this one in it.
+    pub fn parts(&self) -> (&Arc<str>, std::ops::Range<usize>) {
+        (&self.text, self.start..self.end)
+    }
+}
+
+/// The full decoder of one JSON object: what a projected value falls back to for a field
+/// outside its projection.
+pub type Decoder<T> = fn(&RawText) -> T;
+
+/// What a value decoded under a projection keeps to decode the rest on first use.
+#[derive(Clone, Debug)]
+pub struct Partial<T> {
+    /// Its JSON text.
+    pub raw: RawText,
+    /// The decoded fields, a bit per schema field.
+    pub decoded: u32,
+    /// The full decoder of the text.
+    pub decode: Decoder<T>,
+    /// The fully decoded value, once needed.
+    pub full: OnceLock<Box<T>>,
+}
+
+impl<T> Partial<T> {
+    fn full(&self) -> &T {
+        self.full.get_or_init(|| Box::new((self.decode)(&self.raw)))
+    }
+}
+
+/// A status condition, with Kubernetes-style aliases folded in and times in canonical RFC 3339.
+/// Read it through [`Condition::text`] and [`Condition::get`]: a condition decoded under a
+/// projection holds only the projected fields (the others are decoded on first read).
+#[derive(Clone)]
+pub struct Condition {
+    /// `type`.
+    pub ty: Field<Arc<str>>,
+    /// `status`: "True", "False", "Unknown" (or "" when absent).
+    pub status: Field<Arc<str>>,
+    /// `reason`.
+    pub reason: Field<Arc<str>>,
+    /// `message`.
+    pub message: Field<Arc<str>>,
+    /// `created_time` (alias `createdTime`), canonical RFC 3339 or "".
+    pub created_time: Field<Arc<str>>,
+    /// `last_updated_time` (alias `lastUpdatedTime`, `lastUpdateTime`), canonical or "".
+    pub last_updated_time: Field<Arc<str>>,
+    /// `last_transition_time` (alias `lastTransitionTime`), canonical or "".
+    pub last_transition_time: Field<Arc<str>>,
+    /// `observed_generation` (alias `observedGeneration`), 0 when absent.
+    pub observed_generation: Field<i64>,
+    /// Set when decoded under a projection.
+    pub partial: Option<Partial<Condition>>,
+}
+
+/// The empty string every absent text field shares.
+pub static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
+/// The empty map every absent `labels` shares.
+pub static EMPTY_MAP: LazyLock<Arc<Map>> = LazyLock::new(|| Arc::new(Map::default()));
+static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
+    let empty = || Ok(EMPTY.clone());
+    Arc::new(Condition {
+        ty: empty(),
+        status: empty(),
+        reason: empty(),
+        message: empty(),
+        created_time: empty(),
+        last_updated_time: empty(),
+        last_transition_time: empty(),
+        observed_generation: Ok(0),
+        partial: None,
+    })
+});
+
+impl Condition {
+    /// The zero-value condition `condition(name)` returns when no condition has that type.
+    pub fn zero() -> Arc<Condition> {
+        ZERO_CONDITION.clone()
+    }
+
+    /// This condition with field `f` decoded: itself, or its full decoding.
+    fn holding(&self, f: ConditionField) -> &Condition {
+        match &self.partial {
+            Some(p) if p.decoded & (1 << f as u32) == 0 => p.full(),
+            _ => self,
+        }
+    }
+
+    /// A text field (`None` for `observed_generation`).
+    pub fn text(&self, f: ConditionField) -> Option<&Field<Arc<str>>> {
+        let c = self.holding(f);
+        Some(match f {
+            ConditionField::Type => &c.ty,
+            ConditionField::Status => &c.status,
+            ConditionField::Reason => &c.reason,
+            ConditionField::Message => &c.message,
+            ConditionField::CreatedTime => &c.created_time,
+            ConditionField::LastUpdatedTime => &c.last_updated_time,
+            ConditionField::LastTransitionTime => &c.last_transition_time,
+            ConditionField::ObservedGeneration => return None,
+        })
+    }
+
+    /// `observed_generation`.
+    pub fn generation(&self) -> &Field<i64> {
+        &self
+            .holding(ConditionField::ObservedGeneration)
+            .observed_generation
+    }
+
+    /// A field by name as a value.
+    pub fn get(&self, name: &str) -> EvalResult {
+        let Some(def) = condition_field(name) else {
+            return Err(EvalError::no_such_field(name));
+        };
+        match self.text(def.field) {
+            Some(text) => text.clone().map(Value::String),
+            None => self.generation().clone().map(Value::Int),
+        }
+    }
+}
+
+/// A HyperFleet resource (cluster, nodepool, …) as the rules see it. Read it through its
+/// accessors ([`Resource::text`], [`Resource::get`], [`Resource::condition`], …): a resource
+/// decoded under a projection holds only the projected fields (and `id`, always), the others
+/// are decoded from its JSON text on first read.
+#[derive(Clone)]
+pub struct Resource {
+    /// `id`.
+    pub id: Field<Arc<str>>,
+    /// `kind`.
+    pub kind: Field<Arc<str>>,
+    /// `name`.
+    pub name: Field<Arc<str>>,
+    /// `href`.
+    pub href: Field<Arc<str>>,
+    /// `created_time`, canonical RFC 3339 or "".
+    pub created_time: Field<Arc<str>>,
+    /// `updated_time`, canonical RFC 3339 or "".
+    pub updated_time: Field<Arc<str>>,
+    /// `generation`, 0 when absent.
+    pub generation: Field<i64>,
+    /// `labels`, empty when absent.
+    pub labels: Field<Arc<Map>>,
+    /// `status.conditions`, in API order (under a projection: those of the projected types).
+    pub conditions: Field<Vec<Arc<Condition>>>,
+    /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
+    /// parsed only when a rule reads one of them.
+    pub raw: RawText,
+    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded.
+    pub oversize: Option<usize>,
+    /// Set when decoded under a projection.
+    pub partial: Option<(Arc<Projection>, Partial<Resource>)>,
+}
+
+impl Resource {
+    /// The JSON size of a resource over [`MAX_RESOURCE_BYTES`], which was not decoded and is to
+    /// be skipped with [`TOO_LARGE_REASON`]; `None` for every other resource.
+    pub fn too_large(&self) -> Option<usize> {
+        self.oversize
+    }
+
+    /// The projection this resource was decoded under (`None`: decoded whole).
+    pub fn projection(&self) -> Option<&Projection> {
+        self.partial.as_ref().map(|(p, _)| &**p)
+    }
+
+    /// This resource with field `f` decoded: itself, or its full decoding.
+    fn holding(&self, f: ResourceField) -> &Resource {
+        match &self.partial {
+            Some((p, partial)) if !p.has_field(f) => partial.full(),
+            _ => self,
+        }
+    }
+
+    /// This resource with every condition decoded whole.
+    fn with_all_conditions(&self) -> &Resource {
+        match &self.partial {
+            Some((p, partial)) if !p.has_all_conditions() => partial.full(),
+            _ => self,
+        }
+    }
+
+    /// A text field (`None` for a field that is not a decoded string).
+    pub fn text(&self, f: ResourceField) -> Option<&Field<Arc<str>>> {
+        use ResourceField as F;
+        let r = self.holding(f);
+        Some(match f {
+            F::Id => &r.id,
+            F::Kind => &r.kind,
+            F::Name => &r.name,
+            F::Href => &r.href,
+            F::CreatedTime => &r.created_time,
+            F::UpdatedTime => &r.updated_time,
+            _ => return None,
+        })
+    }
+
+    /// `generation`.
+    pub fn generation(&self) -> &Field<i64> {
+        &self.holding(ResourceField::Generation).generation
+    }
+
+    /// `labels`.
+    pub fn labels(&self) -> &Field<Arc<Map>> {
+        &self.holding(ResourceField::Labels).labels
+    }
+
+    /// The resource's JSON.
+    pub fn json(&self) -> Json {
+        serde_json::from_str(self.raw.get()).unwrap_or(Json::Null)
+    }
+
+    /// One top-level field of the JSON, parsed on demand (`None` when absent or null).
+    pub fn json_field(&self, name: &str) -> Option<Json> {
+        let fields: HashMap<String, &RawValue> = serde_json::from_str(self.raw.get()).ok()?;
+        let value: Json = serde_json::from_str(fields.get(name)?.get()).ok()?;
+        (!value.is_null()).then_some(value)
+    }
+
+    /// `condition(name)`: the last condition whose type is `name`, else the zero condition.
+    pub fn condition(&self, name: &str) -> Field<Arc<Condition>> {
+        let r = match &self.partial {
+            Some((p, partial)) if !p.has_condition(name) => partial.full(),
+            _ => self,
+        };
+        let conditions = r.conditions.as_ref().map_err(Clone::clone)?;
+        Ok(conditions
+            .iter()
+            .rev()
+            .find(|c| matches!(&c.ty, Ok(t) if &**t == name))
+            .cloned()
+            .unwrap_or_else(Condition::zero))
+    }
+
+    /// A field by name as a value: the typed fields decoded, anything else from the JSON
+    /// (`no such key` when absent).
+    pub fn get(&self, name: &str) -> EvalResult {
+        use ResourceField as F;
+        let Some(def) = resource_field(name).filter(|d| d.ty.is_decoded()) else {
+            return match self.json_field(name) {
+                Some(v) => Ok(json_to_value(&v)),
+                None => Err(EvalError::no_such_key(name)),
+            };
+        };
+        if let Some(text) = self.text(def.field) {
+            return text.clone().map(Value::String);
+        }
+        match def.field {
+            F::Generation => self.generation().clone().map(Value::Int),
+            F::Labels => self.labels().clone().map(Value::Map),
+            _ => {
+                let conditions = self.with_all_conditions().conditions.clone()?;
+                let present = self
+                    .json_field("status")
+                    .is_some_and(|s| s.get("conditions").is_some_and(|c| !c.is_null()));
+                let entries = if present {
+                    let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
+                    vec![(Value::string("conditions"), Value::List(list))]
+                } else {
+                    Vec::new()
+                };
+                Ok(Value::Map(Arc::new(Map::from_entries(entries))))
+            }
+        }
+    }
+
+    /// Whether `has(resource.<name>)` holds: the JSON has the key with a non-null value.
+    pub fn has(&self, name: &str) -> bool {
+        self.json_field(name).is_some()
+    }
+
+    /// The resource's fields as a CEL map (for `resource` used as a whole value).
+    pub fn to_map(&self) -> EvalResult {
+        let json = self.json();
+        let Some(obj) = json.as_object() else {
+            return Err(EvalError::new(
+                ErrorKind::BadResource,
+                "resource is not a JSON object",
+            ));
+        };
+        let mut entries = Vec::with_capacity(obj.len());
+        for key in obj.keys() {
+            entries.push((Value::string(key), self.get(key)?));
+        }
+        Ok(Value::Map(Arc::new(Map::from_entries(entries))))
+    }
+}
+
+/// Shows what reading each field gives (the same for a projected and a complete decoding).
+impl std::fmt::Debug for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Condition");
+        for def in &CONDITION_SCHEMA {
+            match self.text(def.field) {
+                Some(text) => d.field(def.name, text),
+                None => d.field(def.name, self.generation()),
+            };
+        }
+        d.finish()
+    }
+}
+
+/// Shows what reading each decoded field gives, and the JSON text (the same for a projected and
+/// a complete decoding).
+impl std::fmt::Debug for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Resource");
+        for def in RESOURCE_SCHEMA.iter().filter(|d| d.ty.is_text()) {
+            if let Some(text) = self.text(def.field) {
+                d.field(def.name, text);
+            }
+        }
+        d.field("generation", self.generation())
+            .field("labels", self.labels())
+            .field("conditions", &self.with_all_conditions().conditions)
+            .field("raw", &self.raw.get())
+            .field("too_large", &self.oversize)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for RawText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// Converts JSON to a CEL value: integers that fit become `int`, other numbers `double`.
+pub fn json_to_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::string(s),
+        Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
+        Json::Object(obj) => {
+            let entries = obj
+                .iter()
+                .map(|(k, v)| (Value::string(k), json_to_value(v)))
+                .collect();
+            Value::Map(Arc::new(Map::from_entries(entries)))
+        }
+    }
+}
+
+// ---- what a program reads ----
+
+impl Projection {
+    /// Adds what `e` reads of the resource: `resource.<field>`, `condition("<constant>")` and
+    /// `condition("<constant>").<field>` are named; `resource` used as a whole value needs
+    /// everything, `condition(<computed>)` every condition. `resource[<computed>]` and
+    /// `has(resource.<field>)` add nothing: they read through the resource's accessors, which
+    /// decode what is outside the projection from the JSON text. A projection that misses a
+    /// read changes only the work, never a result.
+    pub fn add_reads(&mut self, e: &crate::cel::typed::TExpr) {
+        use crate::cel::typed::{Builtin, TExprKind as K, Var};
+        let constant_condition = |e: &crate::cel::typed::TExpr| match &e.kind {
+            K::Call(Builtin::Condition, args) => match args.as_slice() {
+                [arg] => match &arg.kind {
+                    K::Const(Value::String(name)) => Some(Some(name.clone())),
+                    _ => Some(None),
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        match &e.kind {
+            K::Var(Var::Resource) => *self = Projection::all(),
+            // `resource[k]`: one field by a computed name, read through the resource's
+            // accessors (decoded from the JSON text when outside the projection).
+            K::Index(target, key) if matches!(target.kind, K::Var(Var::Resource)) => {
+                self.add_reads(key)
+            }
+            K::Select(target, field) | K::Has(target, field)
+                if matches!(target.kind, K::Var(Var::Resource)) =>
+            {
+                if matches!(e.kind, K::Select(..))
+                    && let Some(def) = resource_field(&field.name)
+                {
+                    self.add_field(def.field);
+                }
+            }
+            K::Select(target, field) | K::Has(target, field)
+                if constant_condition(target).is_some() =>
+            {
+                let name = constant_condition(target).flatten();
+                self.add_condition(name.as_deref());
+                self.add_condition_field(condition_field(&field.name).map(|d| d.field));
+                // The argument, when computed, reads too.
+                self.add_children(target);
+            }
+            K::Call(Builtin::Condition, _) => {
+                let name = constant_condition(e).flatten();
+                self.add_condition(name.as_deref());
+                self.add_condition_field(None);
+                self.add_children(e);
+            }
+            _ => self.add_children(e),
+        }
+    }
+
+    fn add_children(&mut self, e: &crate::cel::typed::TExpr) {
+        use crate::cel::typed::TExprKind as K;
+        match &e.kind {
+            K::Const(_) | K::Var(_) => {}
+            K::Not(a) | K::Neg(a) | K::Select(a, _) | K::Has(a, _) | K::MatchesConst(a, _) => {
+                self.add_reads(a)
+            }
+            K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Index(a, b) => {
+                self.add_reads(a);
+                self.add_reads(b);
+            }
+            K::Cond(a, b, c) => {
+                self.add_reads(a);
+                self.add_reads(b);
+                self.add_reads(c);
+            }
+            K::Call(_, args) | K::List(args) => args.iter().for_each(|a| self.add_reads(a)),
+            K::Map(entries) => entries.iter().for_each(|(k, v)| {
+                self.add_reads(k);
+                self.add_reads(v);
+            }),
+            K::Comprehension(c) => {
+                self.add_reads(&c.range);
+                if let Some(f) = &c.filter {
+                    self.add_reads(f);
+                }
+                self.add_reads(&c.body);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_tables_are_in_enum_order() {
+        for (i, d) in RESOURCE_SCHEMA.iter().enumerate() {
+            assert_eq!(d.field as usize, i, "{}", d.name);
+            assert_eq!(RESOURCE_FIELDS[i], d.name);
+            assert_eq!(resource_field(d.name).map(|d| d.field), Some(d.field));
+        }
+        for (i, d) in CONDITION_SCHEMA.iter().enumerate() {
+            assert_eq!(d.field as usize, i, "{}", d.name);
+            assert_eq!(CONDITION_FIELDS[i], d.name);
+            assert_eq!(condition_field(d.name).map(|d| d.field), Some(d.field));
+        }
+        assert!(RESOURCE_SCHEMA.len() < 32 && CONDITION_SCHEMA.len() < 32);
+    }
+
+    #[test]
+    fn each_field_reads_its_own_value() {
+        // A condition whose every text field holds its own name: reordering the schema or the
+        // accessors' matches inconsistently reads the wrong field.
+        let own = |f: ConditionField| Ok(Arc::from(f.def().name));
+        let c = Condition {
+            ty: own(ConditionField::Type),
+            status: own(ConditionField::Status),
+            reason: own(ConditionField::Reason),
+            message: own(ConditionField::Message),
+            created_time: own(ConditionField::CreatedTime),
+            last_updated_time: own(ConditionField::LastUpdatedTime),
+            last_transition_time: own(ConditionField::LastTransitionTime),
+            observed_generation: Ok(7),
+            partial: None,
+        };
+        for d in &CONDITION_SCHEMA {
+            match d.ty {
+                FieldType::Int => assert!(matches!(c.get(d.name), Ok(Value::Int(7)))),
+                _ => assert!(
+                    matches!(c.get(d.name), Ok(Value::String(s)) if *s == *d.name),
+                    "{}",
+                    d.name
+                ),
+            }
+        }
+        let text = Arc::<str>::from("{}");
+        let own = |f: ResourceField| Ok(Arc::from(f.def().name));
+        let r = Resource {
+            id: own(ResourceField::Id),
+            kind: own(ResourceField::Kind),
+            name: own(ResourceField::Name),
+            href: own(ResourceField::Href),
+            created_time: own(ResourceField::CreatedTime),
+            updated_time: own(ResourceField::UpdatedTime),
+            generation: Ok(3),
+            labels: Ok(EMPTY_MAP.clone()),
+            conditions: Ok(Vec::new()),
+            raw: RawText::whole(text),
+            oversize: None,
+            partial: None,
+        };
+        for d in RESOURCE_SCHEMA.iter().filter(|d| d.ty.is_text()) {
+            assert!(
+                matches!(r.get(d.name), Ok(Value::String(s)) if *s == *d.name),
+                "{}",
+                d.name
+            );
+        }
+    }
+}

@@ -1,0 +1,608 @@
+//! One pass over a list page's bytes under a [`Projection`]: the envelope and every item are
+//! scanned once, the projected fields decoded from slices of the page, every other value
+//! skipped (validated, not built, nothing allocated). What this fast path is unsure of (a wrong
+//! type, a duplicate key, an escape in a key, deep nesting, a number out of range) it hands to
+//! the complete decoder: the whole page when the envelope is unusual (so errors stay exactly
+//! those of serde), one item when only that item is.
+//!
+//! A projected resource keeps its text as a range of the page and decodes whatever it is asked
+//! for outside the projection on first use ([`crate::cel::host::Partial`]): the meaning of
+//! every access is that of the complete decoder.
+
+use super::{Condition, Projection, RawText, Resource, canonical_time};
+use crate::cel::host::{
+    CONDITION_SCHEMA, ConditionField, EMPTY, EMPTY_MAP, Field, MAX_RESOURCE_BYTES, Partial,
+    ResourceField,
+};
+use crate::cel::value::{Map, Value};
+use serde_json::Value as Json;
+use std::sync::{Arc, OnceLock};
+
+/// The items and total of a page, or `None` when the complete decoder must decide.
+pub(crate) fn scan_page(page: &Arc<str>, p: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
+    let mut s = Scan {
+        b: page.as_bytes(),
+        i: 0,
+    };
+    let mut items = None;
+    let mut total = None;
+    s.ws();
+    s.eat(b'{')?;
+    s.ws();
+    if s.peek()? == b'}' {
+        return None;
+    }
+    loop {
+        let key = s.key()?;
+        s.ws();
+        match key {
+            b"items" if items.is_none() => {
+                s.eat(b'[')?;
+                items = Some(s.items(page, p)?);
+            }
+            b"total" if total.is_none() => total = Some(s.int()?),
+            b"items" | b"total" => return None,
+            _ => s.skip(0)?,
+        }
+        s.ws();
+        match s.next()? {
+            b',' => s.ws(),
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    s.ws();
+    if s.i != s.b.len() {
+        return None;
+    }
+    Some((items?, total?))
+}
+
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+/// A string value: its content's byte range in the page and whether it has escapes.
+#[derive(Clone, Copy)]
+struct Str {
+    start: usize,
+    end: usize,
+    escaped: bool,
+}
+
+/// The deepest nesting skipped (deeper: the complete decoder decides).
+const MAX_DEPTH: usize = 100;
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// An object key and its colon; a key with escapes is left to the complete decoder.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        let s = self.string()?;
+        if s.escaped {
+            return None;
+        }
+        self.ws();
+        self.eat(b':')?;
+        Some(&self.b[s.start..s.end])
+    }
+
+    /// A string (at its opening quote), validated as JSON.
+    fn string(&mut self) -> Option<Str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            // Find the next quote, backslash or control byte.
+            self.i += special(&self.b[self.i..])?;
+            match self.next()? {
+                b'"' => {
+                    return Some(Str {
+                        start,
+                        end: self.i - 1,
+                        escaped,
+                    });
+                }
+                b'\\' => {
+                    escaped = true;
+                    match self.next()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            let hex = self.b.get(self.i..self.i + 4)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.i += 4;
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A number, validated as JSON; its text.
+    fn number(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            self.digit()?;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.i += 1;
+            }
+            self.digit()?;
+        }
+        Some(&self.b[start..self.i])
+    }
+
+    fn digit(&mut self) -> Option<()> {
+        self.next()?.is_ascii_digit().then_some(())?;
+        self.digits();
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+    }
+
+    /// An integer that fits `i64` (no fraction, no exponent), as Go reads an `int64` field.
+    fn int(&mut self) -> Option<i64> {
+        let text = self.number()?;
+        std::str::from_utf8(text).ok()?.parse().ok()
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then_some(())?;
+        self.i = end;
+        Some(())
+    }
+
+    /// `null` (consumed: `true`) or anything else (not consumed).
+    fn null(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b'n' => self.literal(b"null").map(|()| true),
+            _ => Some(false),
+        }
+    }
+
+    /// Skips one value, validating it.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => {
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.string()?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.next()? {
+                        b',' => self.ws(),
+                        b'}' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.next()? {
+                        b',' => self.ws(),
+                        b']' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number().map(drop),
+        }
+    }
+
+    /// Calls `f` on each key of an object (at `{`) with the scanner at its value, which `f`
+    /// consumes.
+    fn object(&mut self, mut f: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.key()?;
+            self.ws();
+            f(self, key)?;
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The items of the page (after `[`), through the closing `]`.
+    fn items(&mut self, page: &Arc<str>, p: &Arc<Projection>) -> Option<Vec<Resource>> {
+        let mut out = Vec::new();
+        self.ws();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(out);
+        }
+        loop {
+            let start = self.i;
+            let fast = match self.peek()? {
+                b'{' => self.resource(page, p),
+                _ => None,
+            };
+            let resource = match fast {
+                Some(r) if self.i - start <= MAX_RESOURCE_BYTES => r,
+                _ => {
+                    self.i = start;
+                    self.skip(0)?;
+                    Resource::from_page(page, start..self.i)
+                }
+            };
+            out.push(resource);
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b']' => return Some(out),
+                _ => return None,
+            }
+        }
+    }
+
+    /// A text field's value: a string or null (absent).
+    fn text(&mut self, page: &str) -> Option<Option<Arc<str>>> {
+        if self.null()? {
+            return Some(None);
+        }
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let s = self.string()?;
+        Some(Some(text_of(page, s)?))
+    }
+
+    /// One resource (at `{`) decoded under `p`, or `None` for the complete decoder.
+    fn resource(&mut self, page: &Arc<str>, p: &Arc<Projection>) -> Option<Resource> {
+        use ResourceField as F;
+        let start = self.i;
+        let mut seen = 0u32;
+        let mut texts: [Option<Arc<str>>; 6] = Default::default();
+        let mut generation = 0;
+        let mut labels = None;
+        let mut conditions = Vec::new();
+        let text_index = |f: ResourceField| match f {
+            F::Id => Some(0),
+            F::Kind => Some(1),
+            F::Name => Some(2),
+            F::Href => Some(3),
+            F::CreatedTime => Some(4),
+            F::UpdatedTime => Some(5),
+            _ => None,
+        };
+        self.object(|s, key| {
+            let Some(def) = crate::cel::host::RESOURCE_SCHEMA
+                .iter()
+                .find(|d| d.name.as_bytes() == key)
+                .filter(|d| d.ty.is_decoded() && (d.field == F::Id || p.has_field(d.field)))
+            else {
+                return s.skip(0);
+            };
+            let bit = 1 << def.field as u32;
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            if let Some(i) = text_index(def.field) {
+                texts[i] = s.text(page)?;
+                return Some(());
+            }
+            match def.field {
+                F::Generation => {
+                    if !s.null()? {
+                        generation = s.int()?;
+                    }
+                }
+                F::Labels => {
+                    if !s.null()? {
+                        labels = Some(s.labels(page)?);
+                    }
+                }
+                _ => {
+                    if !s.null()? {
+                        s.status(page, p, &mut conditions)?;
+                    }
+                }
+            }
+            Some(())
+        })?;
+        let raw = RawText::range(page, start, self.i)?;
+        let [id, kind, name, href, created_time, updated_time] = texts;
+        let text = |t: Option<Arc<str>>| Ok(t.unwrap_or_else(|| EMPTY.clone()));
+        let time = |name: &str, t: Option<Arc<str>>| match t {
+            Some(t) => canonical_time(name, &t),
+            None => Ok(EMPTY.clone()),
+        };
+        let partial = (!p.is_all()).then(|| {
+            (
+                p.clone(),
+                Partial {
+                    raw: raw.clone(),
+                    decoded: p.fields | 1 << F::Id as u32,
+                    decode: decode_resource,
+                    full: OnceLock::new(),
+                },
+            )
+        });
+        Some(Resource {
+            id: text(id),
+            kind: text(kind),
+            name: text(name),
+            href: text(href),
+            created_time: time("created_time", created_time),
+            updated_time: time("updated_time", updated_time),
+            generation: Ok(generation),
+            labels: Ok(labels.unwrap_or_else(|| EMPTY_MAP.clone())),
+            conditions: Ok(conditions),
+            raw,
+            oversize: None,
+            partial,
+        })
+    }
+
+    /// `labels` (at `{`): strings only, no repeated key.
+    fn labels(&mut self, page: &str) -> Option<Arc<Map>> {
+        let mut entries: Vec<(Value, Value)> = Vec::new();
+        self.object(|s, key| {
+            let key = std::str::from_utf8(key).ok()?;
+            if entries
+                .iter()
+                .any(|(k, _)| matches!(k, Value::String(k) if **k == *key))
+            {
+                return None;
+            }
+            if s.peek()? != b'"' {
+                return None;
+            }
+            let v = s.string()?;
+            entries.push((Value::string(key), Value::String(text_of(page, v)?)));
+            Some(())
+        })?;
+        Some(Arc::new(Map::from_entries(entries)))
+    }
+
+    /// `status` (at `{`): its `conditions` of the projected types.
+    fn status(
+        &mut self,
+        page: &Arc<str>,
+        p: &Projection,
+        out: &mut Vec<Arc<Condition>>,
+    ) -> Option<()> {
+        let mut seen = false;
+        self.object(|s, key| {
+            if key != b"conditions" {
+                return s.skip(0);
+            }
+            if std::mem::replace(&mut seen, true) {
+                return None;
+            }
+            if s.null()? {
+                return Some(());
+            }
+            s.eat(b'[')?;
+            s.ws();
+            if s.peek()? == b']' {
+                s.i += 1;
+                return Some(());
+            }
+            loop {
+                if let Some(c) = s.condition(page, p)? {
+                    out.push(Arc::new(c));
+                }
+                s.ws();
+                match s.next()? {
+                    b',' => s.ws(),
+                    b']' => return Some(()),
+                    _ => return None,
+                }
+            }
+        })
+    }
+
+    /// One condition (must be an object), decoded when its type is projected.
+    fn condition(&mut self, page: &Arc<str>, p: &Projection) -> Option<Option<Condition>> {
+        use ConditionField as F;
+        let start = self.i;
+        let decoded = p.condition_fields | 1 << F::Type as u32;
+        let mut seen = 0u32;
+        let mut texts: [Option<Arc<str>>; 7] = Default::default();
+        let mut generation = 0;
+        self.object(|s, key| {
+            let Some(def) = CONDITION_SCHEMA.iter().find(|d| {
+                d.name.as_bytes() == key || d.aliases.iter().any(|a| a.as_bytes() == key)
+            }) else {
+                return s.skip(0);
+            };
+            let bit = 1 << def.field as u32;
+            if decoded & bit == 0 {
+                return s.skip(0);
+            }
+            // A repeated field (or two spellings of one): the complete decoder picks.
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            match def.field {
+                F::ObservedGeneration => {
+                    if !s.null()? {
+                        generation = s.int()?;
+                    }
+                }
+                f => texts[f as usize] = s.text(page)?,
+            }
+            Some(())
+        })?;
+        let keep = match (&texts[F::Type as usize], &p.condition_types) {
+            (_, None) => true,
+            (Some(ty), Some(types)) => types.iter().any(|t| **t == **ty),
+            (None, Some(types)) => types.iter().any(|t| t.is_empty()),
+        };
+        if !keep {
+            return Some(None);
+        }
+        let raw = RawText::range(page, start, self.i)?;
+        let [ty, status, reason, message, created, updated, transition] = texts;
+        let text =
+            |t: Option<Arc<str>>| -> Field<Arc<str>> { Ok(t.unwrap_or_else(|| EMPTY.clone())) };
+        let time = |name: &str, t: Option<Arc<str>>| match t {
+            Some(t) => canonical_time(name, &t),
+            None => Ok(EMPTY.clone()),
+        };
+        let all = (1 << CONDITION_SCHEMA.len()) - 1;
+        Some(Some(Condition {
+            ty: text(ty),
+            status: text(status),
+            reason: text(reason),
+            message: text(message),
+            created_time: time("created_time", created),
+            last_updated_time: time("last_updated_time", updated),
+            last_transition_time: time("last_transition_time", transition),
+            observed_generation: Ok(generation),
+            partial: (decoded != all).then(|| Partial {
+                raw,
+                decoded,
+                decode: decode_condition,
+                full: OnceLock::new(),
+            }),
+        }))
+    }
+}
+
+/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time.
+fn special(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // A byte below 0x20 or equal to '"' or '\\' sets its high bit (bytes >= 0x80 are
+        // excluded by `!w`; a false positive only sends this chunk to the byte loop).
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found =
+            (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
+                & !w
+                & HIGH;
+        if found != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
+}
+
+/// A string's decoded text: borrowed from the page when it has no escapes.
+fn text_of(page: &str, s: Str) -> Option<Arc<str>> {
+    if !s.escaped {
+        return page.get(s.start..s.end).map(Arc::from);
+    }
+    let quoted = page.get(s.start - 1..s.end + 1)?;
+    serde_json::from_str::<String>(quoted).ok().map(Arc::from)
+}
+
+/// The complete decoding of a projected resource's text.
+fn decode_resource(raw: &RawText) -> Resource {
+    let (page, range) = raw.parts();
+    Resource::from_page(page, range)
+}
+
+/// The complete decoding of a projected condition's text (always an object: it was scanned).
+fn decode_condition(raw: &RawText) -> Condition {
+    match serde_json::from_str::<Json>(raw.get()) {
+        Ok(Json::Object(obj)) => Condition::from_json(&obj),
+        _ => Condition::from_json(&serde_json::Map::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::special;
+
+    #[test]
+    fn the_word_scan_finds_the_first_special_byte() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        for special_byte in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+            for filler in [b'a', b' ', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 0xa2, 0xdc] {
+                for len in 0..20 {
+                    for at in 0..=len {
+                        let mut b = vec![filler; len];
+                        if at < len {
+                            b[at] = special_byte;
+                        }
+                        assert_eq!(special(&b), naive(&b), "{b:?}");
+                    }
+                }
+            }
+        }
+    }
+}
