@@ -379,7 +379,10 @@ impl Pager {
         self.next_number = self.next_number.saturating_add(1);
         let size = self.inner.config.page_size;
         let url = query::page_url(&self.collection, number, size, self.search.as_deref());
-        let fetch = self.inner.clone().fetch_page(url, number, self.projection.clone());
+        let fetch = self
+            .inner
+            .clone()
+            .fetch_page(url, number, self.projection.clone());
         let task = match &self.parent {
             None => tokio::spawn(fetch),
             Some(cx) => {
