@@ -470,31 +470,33 @@ mod tests {
         assert_eq!(z.observed_generation, Ok(0));
     }
 
+    /// Odd resources both decoders must read alike (shared by the decoding-agreement tests).
+    const ODD_TEXTS: &[&str] = &[
+        r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":1},
+            "status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":3,
+            "lastTransitionTime":"2025-01-01T00:00:00.500+02:00"}]}}"#,
+        r#"{"id":7,"generation":2.0,"status":"broken","created_time":"2025-13-01T00:00:00Z"}"#,
+        r#"{"id":"dup","id":"dup2"}"#,
+        r#"[1,2]"#,
+        r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
+        // Nulls are absent; escapes decode; duplicate labels keep the last value.
+        r#"{"id":null,"kind":"K\"x","name":"n","href":null,"generation":null,
+            "updated_time":"2025-01-01T1:02:03.120Z","labels":{"a":"1","b":"2","a":"3"},
+            "status":{"conditions":null}}"#,
+        // Two spellings of one condition field; a null spelling gives way to the other.
+        r#"{"status":{"conditions":[{"type":"A","last_updated_time":null,
+            "lastUpdatedTime":"2025-01-01T00:00:00-00:00","observed_generation":1,
+            "observedGeneration":2}],"phase":"x"}}"#,
+        // A bad time is an error of that field only; a non-object condition fails them all.
+        r#"{"id":"t","updated_time":"yesterday","status":{"conditions":[{"type":"A",
+            "created_time":"2025-01-01"}]}}"#,
+        r#"{"id":"c","status":{"conditions":[{"type":"A"},3]}}"#,
+        r#"{"generation":9223372036854775808,"labels":[]}"#,
+    ];
+
     #[test]
     fn raw_and_tree_decoding_agree() {
-        let texts = [
-            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":1},
-                "status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":3,
-                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00"}]}}"#,
-            r#"{"id":7,"generation":2.0,"status":"broken","created_time":"2025-13-01T00:00:00Z"}"#,
-            r#"{"id":"dup","id":"dup2"}"#,
-            r#"[1,2]"#,
-            r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
-            // Nulls are absent; escapes decode; duplicate labels keep the last value.
-            r#"{"id":null,"kind":"K\"x","name":"n","href":null,"generation":null,
-                "updated_time":"2025-01-01T1:02:03.120Z","labels":{"a":"1","b":"2","a":"3"},
-                "status":{"conditions":null}}"#,
-            // Two spellings of one condition field; a null spelling gives way to the other.
-            r#"{"status":{"conditions":[{"type":"A","last_updated_time":null,
-                "lastUpdatedTime":"2025-01-01T00:00:00-00:00","observed_generation":1,
-                "observedGeneration":2}],"phase":"x"}}"#,
-            // A bad time is an error of that field only; a non-object condition fails them all.
-            r#"{"id":"t","updated_time":"yesterday","status":{"conditions":[{"type":"A",
-                "created_time":"2025-01-01"}]}}"#,
-            r#"{"id":"c","status":{"conditions":[{"type":"A"},3]}}"#,
-            r#"{"generation":9223372036854775808,"labels":[]}"#,
-        ];
-        for text in texts {
+        for &text in ODD_TEXTS {
             let a = Resource::from_text(text);
             let b = Resource::from_json(serde_json::from_str(text).unwrap());
             assert_eq!(
@@ -586,27 +588,8 @@ mod tests {
             r#"{"id":"dupspelling","status":{"conditions":[{"type":"A","observed_generation":1,"observedGeneration":2}]}}"#,
             r#"{"id":"nulltype","status":{"conditions":[{"type":null,"status":"True"},{"status":"False"}]}}"#,
         ];
-        texts.extend([
-            r#"{"id":"a","kind":"Cluster","generation":3,"labels":{"x":"y"},"spec":{"n":1},
-                "status":{"conditions":[{"type":"Ready","status":"True","observedGeneration":3,
-                "lastTransitionTime":"2025-01-01T00:00:00.500+02:00"}]}}"#,
-            r#"{"id":7,"generation":2.0,"status":"broken","created_time":"2025-13-01T00:00:00Z"}"#,
-            r#"{"id":"dup","id":"dup2"}"#,
-            r#"[1,2]"#,
-            r#"{"id":"esc\u00e9\n","labels":{"a":1}}"#,
-            r#"{"id":null,"kind":"K\"x","name":"n","href":null,"generation":null,
-                "updated_time":"2025-01-01T1:02:03.120Z","labels":{"a":"1","b":"2","a":"3"},
-                "status":{"conditions":null}}"#,
-            r#"{"status":{"conditions":[{"type":"A","last_updated_time":null,
-                "lastUpdatedTime":"2025-01-01T00:00:00-00:00","observed_generation":1,
-                "observedGeneration":2}],"phase":"x"}}"#,
-            r#"{"id":"t","updated_time":"yesterday","status":{"conditions":[{"type":"A",
-                "created_time":"2025-01-01"}]}}"#,
-            r#"{"id":"c","status":{"conditions":[{"type":"A"},3]}}"#,
-            r#"{"generation":9223372036854775808,"labels":[]}"#,
-            r#"null"#,
-            r#""text""#,
-        ]);
+        texts.extend(ODD_TEXTS);
+        texts.extend([r#"null"#, r#""text""#]);
         let now = crate::cel::time::parse_timestamp("2026-01-01T00:00:00Z").unwrap();
         let fleet: Vec<String> = crate::cmd::bench::fleet(30, now, 3)
             .iter()

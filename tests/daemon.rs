@@ -2255,11 +2255,20 @@ fn start_pubsub_process(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_on_pubsub_stops_cleanly_on_sigterm_mid_publish() {
-    // Its own emulator: this test freezes it.
+/// `serve` on an emulator of its own (the test may freeze it), its topic subscribed, over the
+/// process fleet; ready.
+struct ServeOnPubSub {
+    emulator: pubsub::Emulator,
+    sub: String,
+    due: Vec<String>,
+    api: FakeServer,
+    _dir: TempDir,
+    process: Process,
+}
+
+async fn serve_on_own_emulator(name: &str) -> ServeOnPubSub {
     let emulator = tokio::task::block_in_place(|| pubsub::Emulator::start_on(pubsub::free_port()));
-    let topic = pubsub::unique("serve");
+    let topic = pubsub::unique(name);
     let sub = format!("{topic}-adapter");
     emulator.create_topic(&topic).await;
     emulator.subscribe(&topic, &sub, false).await;
@@ -2279,6 +2288,27 @@ async fn serve_on_pubsub_stops_cleanly_on_sigterm_mid_publish() {
     );
     let mut process = start_pubsub_process(&config, &broker, &api.base_url, &emulator.host());
     process.wait_ready().await;
+    ServeOnPubSub {
+        emulator,
+        sub,
+        due,
+        api,
+        _dir: dir,
+        process,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_on_pubsub_stops_cleanly_on_sigterm_mid_publish() {
+    // Its own emulator: this test freezes it.
+    let ServeOnPubSub {
+        emulator,
+        sub,
+        due,
+        api,
+        _dir,
+        mut process,
+    } = serve_on_own_emulator("serve").await;
     // Every cycle (1 s) publishes the two due clusters, and only those.
     let first = emulator.pull_at_least(&sub, 2, PATIENCE).await;
     for id in pulled_ids(&first) {
@@ -2323,27 +2353,14 @@ async fn serve_on_pubsub_stops_cleanly_on_sigterm_mid_publish() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_on_pubsub_exits_0_when_a_held_publish_times_out_after_sigterm() {
     // Its own emulator: this test freezes it for good.
-    let emulator = tokio::task::block_in_place(|| pubsub::Emulator::start_on(pubsub::free_port()));
-    let topic = pubsub::unique("held");
-    let sub = format!("{topic}-adapter");
-    emulator.create_topic(&topic).await;
-    emulator.subscribe(&topic, &sub, false).await;
-    let (fleet, _due) = process_fleet();
-    let api = fake_api(fleet).await;
-    let dir = TempDir::new();
-    let config = dir.write(
-        "config.yaml",
-        &read_data("serve.yaml").replace("{topic}", &topic),
-    );
-    let broker = dir.write(
-        "broker.yaml",
-        &format!(
-            "broker:\n  type: googlepubsub\n  googlepubsub:\n    project_id: {}\n",
-            pubsub::PROJECT
-        ),
-    );
-    let mut process = start_pubsub_process(&config, &broker, &api.base_url, &emulator.host());
-    process.wait_ready().await;
+    let ServeOnPubSub {
+        emulator,
+        sub,
+        api,
+        _dir,
+        mut process,
+        ..
+    } = serve_on_own_emulator("held").await;
     emulator.pull_at_least(&sub, 2, PATIENCE).await;
     emulator.freeze(true);
     let before = api.pages_requested().len();
