@@ -288,20 +288,8 @@ impl Emulator {
     /// Pulls until `n` messages arrived (failing after `patience`), then checks briefly that no
     /// more follow.
     pub async fn pull_exactly(&self, sub: &str, n: usize, patience: Duration) -> Vec<Pulled> {
-        let deadline = tokio::time::Instant::now() + patience;
-        let mut got = Vec::new();
-        while got.len() < n {
-            let more = self.pull_once(sub, 1000).await;
-            if more.is_empty() {
-                assert!(
-                    tokio::time::Instant::now() < deadline,
-                    "only {} of {n} messages arrived on {sub}",
-                    got.len()
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            got.extend(more);
-        }
+        let got = self.pull_at_least(sub, n, patience).await;
+        assert_eq!(got.len(), n, "{} messages on {sub}, not {n}", got.len());
         tokio::time::sleep(Duration::from_millis(300)).await;
         let extra = self.pull_once(sub, 1000).await;
         assert!(
