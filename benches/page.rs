@@ -4,8 +4,8 @@
 
 use criterion::{Criterion, Throughput, criterion_group};
 use sentinel::cel::time::parse_timestamp;
-use sentinel::cmd::bench::fleet;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
+use sentinel::resource::corpus::fleet;
 use sentinel::sentinel::api::decode_page_with;
 use std::hint::black_box;
 use std::sync::Arc;

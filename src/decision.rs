@@ -626,6 +626,51 @@ impl Compiled {
         self.jit.as_ref()
     }
 
+    /// How the message_decision compiles to native code, for `sentinel check`: `7/7 params
+    /// native`, the compile time, and a line per param (or the result) that runs in the
+    /// interpreter. Uses the native program this one already has, else compiles one.
+    pub fn native_summary(&self) -> String {
+        let program = &self.program;
+        let fresh;
+        let native = match &self.jit {
+            Some(native) => native,
+            None => {
+                let params: Vec<_> = program.params.iter().map(|p| p.expr.clone()).collect();
+                match JitProgram::compile(&params, &program.result, &jit::Options::default()) {
+                    Ok(native) => {
+                        fresh = native;
+                        &fresh
+                    }
+                    Err(e) => return format!("native code: not compiled ({e})\n"),
+                }
+            }
+        };
+        let status = native.nativeness();
+        let n = program.params.len();
+        let full = status[..n.min(status.len())]
+            .iter()
+            .filter(|s| **s == jit::Nativeness::Native)
+            .count();
+        let mut text = format!(
+            "native code: {full}/{n} params native, compiled in {:.2} ms\n",
+            native.compile_time().as_secs_f64() * 1e3
+        );
+        let names = program
+            .params
+            .iter()
+            .map(|p| p.name.to_string())
+            .chain(std::iter::once("result".to_string()));
+        for (name, s) in names.zip(status) {
+            match s {
+                jit::Nativeness::Native => {}
+                jit::Nativeness::Interpreted(why) => {
+                    text.push_str(&format!("  {name}: runs in the interpreter ({why})\n"))
+                }
+            }
+        }
+        text
+    }
+
     /// Decides for one resource, leaving every evaluated param's value in `scratch.slots` (as
     /// [`Program::evaluate`] does).
     pub fn evaluate(
@@ -701,5 +746,18 @@ impl Compiled {
                 },
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_summary_counts_native_params() {
+        let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+        let compiled = Compiled::new(program, Engine::Interp).expect("interp engine");
+        let text = compiled.native_summary();
+        assert!(text.starts_with("native code: 7/7 params native"), "{text}");
     }
 }

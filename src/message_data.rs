@@ -11,9 +11,19 @@ use crate::cel::value::{EvalError, Value};
 use crate::cel::{Activation, Env, eval};
 use crate::decision::{CompileError, ExprDiagnostics, compile_expr};
 use crate::resource::Resource;
-use crate::sentinel::config::MessageData;
 use serde_json::{Map as JsonMap, Value as Json};
 use std::sync::Arc;
+
+/// `message_data` as written: a tree whose leaves are CEL source text. The daemon's config loader
+/// builds it (the config depends on this layer, never the reverse).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageData {
+    /// CEL source text. A YAML number or boolean leaf becomes its CEL literal text (`5`, `1.5`,
+    /// `true`; an integer above `i64::MAX` gets a `u` suffix).
+    Leaf(String),
+    /// A nested object, sorted by key (byte order); never empty. Keys keep their case.
+    Object(Vec<(String, MessageData)>),
+}
 
 /// A compiled message_data tree.
 #[derive(Clone, Debug)]

@@ -22,6 +22,7 @@ use serde_json::Value as Json;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+pub mod corpus;
 mod page;
 
 /// Decodes a list page's text `{items, total, …}` in one pass under `projection`: the items
@@ -591,7 +592,7 @@ mod tests {
         texts.extend(ODD_TEXTS);
         texts.extend([r#"null"#, r#""text""#]);
         let now = crate::cel::time::parse_timestamp("2026-01-01T00:00:00Z").unwrap();
-        let fleet: Vec<String> = crate::cmd::bench::fleet(30, now, 3)
+        let fleet: Vec<String> = corpus::fleet(30, now, 3)
             .iter()
             .map(|j| j.to_string())
             .collect();

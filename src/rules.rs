@@ -1,14 +1,15 @@
 //! Everything a config compiles to: the message_decision program and the message_data program.
 //!
+//! Takes the rules' sources ([`RulesSource`]: a [`DecisionSource`] and a [`MessageData`] tree),
+//! not the daemon's config: with [`crate::decision`] and [`crate::message_data`] this is one
+//! layer, below the daemon, that the daemon's config depends on.
+//!
 //! Invariant: a [`Rules`] value only exists for a config whose every CEL expression compiled,
 //! so the daemon cannot fail later for a name, type or syntax error.
 
 use crate::cel::host::Projection;
-use crate::decision::{
-    CompileError, Compiled, DecisionSource, Engine, ExprDiagnostics, ParamSource, Program,
-};
-use crate::message_data::MessageDataProgram;
-use crate::sentinel::config::{Config, MessageData};
+use crate::decision::{CompileError, Compiled, DecisionSource, Engine, ExprDiagnostics, Program};
+use crate::message_data::{MessageData, MessageDataProgram};
 use std::sync::Arc;
 
 /// The compiled rules of one config.
@@ -42,34 +43,45 @@ impl Rules {
     }
 }
 
-impl Rules {
-    /// Compiles a loaded config's expressions, reporting every problem of every expression.
-    pub fn compile(config: &Config) -> Result<Rules, CompileError> {
-        Rules::compile_with(config, Engine::Jit)
-    }
+/// The sources the rules compile from, as a config holds them.
+#[derive(Clone, Copy, Debug)]
+pub struct RulesSource<'a> {
+    /// `message_decision`; `None` decides with [`DecisionSource::default_rules`].
+    pub decision: Option<&'a DecisionSource>,
+    /// `message_data`.
+    pub message_data: &'a MessageData,
+}
 
-    /// [`Rules::compile`] for a chosen engine.
-    pub fn compile_with(config: &Config, engine: Engine) -> Result<Rules, CompileError> {
-        let source = match &config.message_decision {
-            Some(md) => DecisionSource {
-                params: md
-                    .params
-                    .iter()
-                    .map(|p| ParamSource {
-                        name: p.name.clone(),
-                        expr: p.expr.clone(),
-                    })
-                    .collect(),
-                result: md.result.clone(),
-            },
-            None => DecisionSource::default_rules(),
+/// An empty `message_data`: no `data` leaves.
+static NO_DATA: MessageData = MessageData::Object(Vec::new());
+
+impl RulesSource<'static> {
+    /// The built-in default rules with an empty message_data (`sentinel eval` without a config).
+    pub const DEFAULT: RulesSource<'static> = RulesSource {
+        decision: None,
+        message_data: &NO_DATA,
+    };
+}
+
+impl Rules {
+    /// Compiles the rules' expressions (native code for the decision), reporting every problem
+    /// of every expression. Takes a [`RulesSource`] or anything that gives one (a loaded config).
+    pub fn compile<'a>(source: impl Into<RulesSource<'a>>) -> Result<Rules, CompileError> {
+        let source = source.into();
+        let default_rules;
+        let decision_source = match source.decision {
+            Some(d) => d,
+            None => {
+                default_rules = DecisionSource::default_rules();
+                &default_rules
+            }
         };
-        let decision = Program::compile(&source);
-        let message_data = MessageDataProgram::compile(&config.message_data);
+        let decision = Program::compile(decision_source);
+        let message_data = MessageDataProgram::compile(source.message_data);
         match (decision, message_data) {
             (Ok(decision), Ok(message_data)) => Ok(Rules {
                 projection: projection(&decision, &message_data),
-                decision: prepare(decision, engine),
+                decision: prepare(decision, Engine::Jit),
                 message_data,
             }),
             (d, m) => {
@@ -84,13 +96,7 @@ impl Rules {
     /// The built-in default rules with an empty message_data, for `sentinel eval` without a
     /// config.
     pub fn defaults() -> Result<Rules, CompileError> {
-        let decision = Program::compile(&DecisionSource::default_rules())?;
-        let message_data = MessageDataProgram::compile(&MessageData::Object(Vec::new()))?;
-        Ok(Rules {
-            projection: projection(&decision, &message_data),
-            decision: prepare(decision, Engine::Jit),
-            message_data,
-        })
+        Rules::compile(RulesSource::DEFAULT)
     }
 }
 

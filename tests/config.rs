@@ -14,10 +14,12 @@
 
 use clap::Parser;
 use proptest::prelude::*;
+use sentinel::decision::DecisionSource;
+use sentinel::message_data::MessageData;
 use sentinel::sentinel::config::{
     Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
     MAX_CONFIG_BYTES, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH,
-    MessageData, MessageDecisionConfig, config_path, dump, load, load_str,
+    config_path, dump, load, load_str,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -812,7 +814,7 @@ fn example_configs_load_and_compile() {
 fn rules_written_out(config: &Config) -> Config {
     let mut config = config.clone();
     if config.message_decision.is_none() {
-        config.message_decision = Some(MessageDecisionConfig::default_rules());
+        config.message_decision = Some(DecisionSource::default_rules());
     }
     config
 }

@@ -15,9 +15,10 @@
 
 use super::CmdError;
 use crate::cel::jit::{self, JitProgram};
-use crate::cel::time::{self, Duration, Timestamp};
+use crate::cel::time::{self, Timestamp};
 use crate::decision::{Compiled, Decision, Engine, Program, Scratch};
 use crate::resource::Resource;
+use crate::resource::corpus::{STATES, fleet};
 use serde_json::{Value as Json, json};
 use std::hint::black_box;
 use std::io::Write;
@@ -49,99 +50,6 @@ pub struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-}
-
-/// A small deterministic generator (splitmix64), so fleets are reproducible without a
-/// dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-/// The states of a generated fleet, with their share in percent.
-const STATES: [(&str, u64); 7] = [
-    ("new", 8),
-    ("reconciled, recent", 34),
-    ("reconciled, stale", 14),
-    ("not reconciled, within debounce", 10),
-    ("not reconciled, debounced", 16),
-    ("generation changed", 14),
-    ("other conditions only", 4),
-];
-
-fn ago(now: Timestamp, secs: u64) -> String {
-    let d = Duration::from_nanos(i128::from(secs) * 1_000_000_000);
-    match d.and_then(|d| time::ts_sub_dur(now, d)) {
-        Ok(t) => time::format_timestamp(t),
-        Err(_) => time::format_timestamp(now),
-    }
-}
-
-/// A realistic fleet of `n` cluster resources at `now`: a mix of new, reconciled (recently or
-/// long ago), failing (within or past the debounce) and changed resources, each with a few
-/// conditions, labels and a spec. Deterministic for a seed.
-pub fn fleet(n: usize, now: Timestamp, seed: u64) -> Vec<Json> {
-    let mut rng = Rng(seed);
-    (0..n).map(|i| resource(i, now, &mut rng)).collect()
-}
-
-fn resource(i: usize, now: Timestamp, rng: &mut Rng) -> Json {
-    let mut pick = rng.below(100);
-    let state = STATES
-        .iter()
-        .position(|(_, share)| {
-            let hit = pick < *share;
-            pick = pick.saturating_sub(*share);
-            hit
-        })
-        .unwrap_or(0);
-    let generation = 1 + rng.below(7) as i64 + i64::from(state != 0);
-    let (status, observed, age) = match state {
-        1 => ("True", generation, rng.below(29 * 60)),
-        2 => ("True", generation, 31 * 60 + rng.below(6 * 3600)),
-        3 => ("False", generation, rng.below(10)),
-        4 => ("False", generation, 11 + rng.below(3600)),
-        5 => ("True", generation - 1, rng.below(3600)),
-        _ => ("Unknown", generation, rng.below(600)),
-    };
-    let updated = ago(now, age);
-    let created = ago(now, age + 86_400 + rng.below(30 * 86_400));
-    let condition = |ty: &str, status: &str| {
-        json!({"type": ty, "status": status, "reason": "AsExpected", "message": "",
-               "observed_generation": observed, "created_time": created,
-               "last_updated_time": updated, "last_transition_time": updated})
-    };
-    let mut conditions = vec![condition("Available", "True"), condition("Ready", status)];
-    if state != 0 && state != 6 {
-        conditions.push(condition("Reconciled", status));
-    }
-    if state == 0 {
-        conditions.clear();
-    }
-    let region = ["us-east-1", "eu-west-1", "ap-south-1"][i % 3];
-    json!({
-        "id": format!("cls-{i:07}"),
-        "kind": "Cluster",
-        "name": format!("cluster-{i}"),
-        "href": format!("/api/hyperfleet/v1/clusters/cls-{i:07}"),
-        "generation": generation,
-        "created_time": created,
-        "updated_time": updated,
-        "labels": {"region": region, "tier": "standard"},
-        "spec": {"version": "4.17", "nodes": 3 + rng.below(10)},
-        "status": {"conditions": conditions},
-    })
 }
 
 /// One engine's timing.
@@ -513,7 +421,7 @@ pub fn main(args: &BenchArgs) -> Result<(), CmdError> {
             origin: "--now".into(),
             message: e.message,
         })?,
-        None => super::now(),
+        None => crate::sentinel::runtime::wall_clock(),
     };
     let report = measure(rules.decision.program(), args, now)?;
     let mut out = std::io::stdout().lock();
@@ -539,15 +447,6 @@ mod tests {
             passes: 1,
             json: true,
         }
-    }
-
-    #[test]
-    fn fleets_are_deterministic_and_mixed() {
-        let now = time::parse_timestamp("2025-10-21T12:00:00Z").expect("now");
-        let a = fleet(300, now, 1);
-        assert_eq!(a, fleet(300, now, 1));
-        let new = a.iter().filter(|r| r["generation"] == json!(1)).count();
-        assert!(new > 0 && new < 300, "{new} new resources");
     }
 
     #[test]

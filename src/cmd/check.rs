@@ -46,7 +46,7 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
         "resource_type: {}   poll_interval: {:?}   selector: {}",
         config.resource_type,
         config.poll_interval,
-        crate::sentinel::metrics::selector_label(&selector_pairs(&config))
+        crate::sentinel::metrics::selector_label(&config.selector_pairs())
     )?;
     let origin = if config.message_decision.is_some() {
         ""
@@ -81,19 +81,10 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
         result.result.ty.to_string(),
         result.result_source
     )?;
-    write!(out, "{}", super::ir::native_summary(&rules.decision))?;
+    write!(out, "{}", rules.decision.native_summary())?;
     writeln!(out, "message_data:")?;
     for (path, source, ty) in rules.message_data.leaves() {
         writeln!(out, "  {path} ({ty}): {source}")?;
     }
     Ok(())
-}
-
-/// The resource selector as `(label, value)` pairs.
-pub fn selector_pairs(config: &Config) -> Vec<(String, String)> {
-    config
-        .resource_selector
-        .iter()
-        .map(|s| (s.label.clone(), s.value.clone()))
-        .collect()
 }

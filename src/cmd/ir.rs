@@ -10,7 +10,7 @@ use super::CmdError;
 use crate::cel::diag;
 use crate::cel::jit::{self, JitProgram};
 use crate::cel::{lex, parse, print};
-use crate::decision::{Compiled, Program};
+use crate::decision::Program;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -150,51 +150,6 @@ fn front_end(program: &Program, item: &Item<'_>, stage: Stage) -> String {
     }
 }
 
-/// How the message_decision compiles to native code, for `sentinel check`: `7/7 params
-/// native`, the compile time, and a line per param (or the result) that runs in the
-/// interpreter. Uses the native program `compiled` already has, else compiles one.
-pub fn native_summary(compiled: &Compiled) -> String {
-    let program = compiled.program();
-    let fresh;
-    let native = match compiled.jit() {
-        Some(native) => native,
-        None => {
-            let params: Vec<_> = program.params.iter().map(|p| p.expr.clone()).collect();
-            match JitProgram::compile(&params, &program.result, &jit::Options::default()) {
-                Ok(native) => {
-                    fresh = native;
-                    &fresh
-                }
-                Err(e) => return format!("native code: not compiled ({e})\n"),
-            }
-        }
-    };
-    let status = native.nativeness();
-    let n = program.params.len();
-    let full = status[..n.min(status.len())]
-        .iter()
-        .filter(|s| **s == jit::Nativeness::Native)
-        .count();
-    let mut text = format!(
-        "native code: {full}/{n} params native, compiled in {:.2} ms\n",
-        native.compile_time().as_secs_f64() * 1e3
-    );
-    let names = program
-        .params
-        .iter()
-        .map(|p| p.name.to_string())
-        .chain(std::iter::once("result".to_string()));
-    for (name, s) in names.zip(status) {
-        match s {
-            jit::Nativeness::Native => {}
-            jit::Nativeness::Interpreted(why) => {
-                text.push_str(&format!("  {name}: runs in the interpreter ({why})\n"))
-            }
-        }
-    }
-    text
-}
-
 /// Runs `sentinel ir` with its options on stdout.
 pub fn main(args: &IrArgs) -> Result<(), CmdError> {
     let rules = super::check::load_rules(args.config.as_deref())?;
@@ -248,14 +203,5 @@ mod tests {
         let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
         let err = run(&program, Some("nope"), Stage::Ast, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("no param named \"nope\""), "{err}");
-    }
-
-    #[test]
-    fn check_summary_counts_native_params() {
-        let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
-        let compiled =
-            Compiled::new(program, crate::decision::Engine::Interp).expect("interp engine");
-        let text = native_summary(&compiled);
-        assert!(text.starts_with("native code: 7/7 params native"), "{text}");
     }
 }

@@ -2,8 +2,11 @@
 //! streams, and returns a [`CmdError`] that main prints as one line.
 
 pub mod bench;
+pub mod check;
 pub mod eval;
 pub mod ir;
+pub mod serve;
+pub mod simulate;
 
 use std::path::PathBuf;
 
@@ -44,27 +47,4 @@ pub enum CmdError {
     /// The engines decided differently (`sentinel bench`).
     #[error("engines disagree: {0}")]
     Disagree(String),
-}
-
-pub mod check;
-pub mod serve;
-pub mod simulate;
-
-/// The crate version, for `--version` and the User-Agent.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// `sentinel version`: the Go sentinel's three lines (`Version:`, `Commit:`, `Build Date:`,
-/// values aligned as Go prints them), then which implementation this is.
-pub fn version_text() -> String {
-    format!(
-        "Version:    {VERSION}\nCommit:     {}\nBuild Date: {}\nImplementation: sentinel (Rust)",
-        env!("SENTINEL_COMMIT"),
-        env!("SENTINEL_BUILD_DATE")
-    )
-}
-
-/// The current time as a CEL timestamp (the epoch if the clock is outside year 1..=9999).
-pub fn now() -> crate::cel::time::Timestamp {
-    use crate::cel::time::Timestamp;
-    Timestamp::from_system_time(std::time::SystemTime::now()).unwrap_or(Timestamp::UNIX_EPOCH)
 }

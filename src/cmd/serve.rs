@@ -3,12 +3,12 @@
 
 use super::CmdError;
 use crate::rules::Rules;
-use crate::sentinel::api::{ApiClient, ApiClientConfig, search_from_selector};
+use crate::sentinel::VERSION;
+use crate::sentinel::api::ApiClient;
 use crate::sentinel::config::{self, Config, ConfigFlags, LogFormat, LogLevel, LogOutput};
-use crate::sentinel::health::{self, HealthState};
+use crate::sentinel::health;
 use crate::sentinel::logging::{self, LogSettings};
-use crate::sentinel::metrics::Metrics;
-use crate::sentinel::runtime::Daemon;
+use crate::sentinel::runtime::{self, Daemon};
 use crate::sentinel::telemetry::{self, Telemetry, TraceSettings};
 use crate::sentinel::{broker, broker::config as broker_config};
 use std::sync::Arc;
@@ -60,30 +60,7 @@ pub fn log_settings(config: &Config) -> LogSettings {
         },
         json: config.log.format == LogFormat::Json,
         stderr: config.log.output == LogOutput::Stderr,
-        version: super::VERSION.to_string(),
-    }
-}
-
-/// The API client settings the config gives.
-pub fn api_config(config: &Config) -> ApiClientConfig {
-    let api = &config.clients.hyperfleet_api;
-    ApiClientConfig {
-        base_url: api.base_url.clone(),
-        version: api.version.clone(),
-        timeout: api.timeout,
-        page_size: api.page_size,
-        token_path: api.auth.as_ref().map(|a| a.token_path.clone()),
-        token_cache_ttl: api
-            .auth
-            .as_ref()
-            .map(|a| a.token_cache_ttl)
-            .unwrap_or_default(),
-        user_agent: format!(
-            "hyperfleet-sentinel/{} ({})",
-            super::VERSION,
-            config.sentinel.name
-        ),
-        ..ApiClientConfig::default()
+        version: VERSION.to_string(),
     }
 }
 
@@ -141,7 +118,7 @@ pub fn init_tracing(enabled: bool) -> Option<Telemetry> {
     }
     let settings = TraceSettings::from_env(&config::process_env);
     settings.warnings.iter().for_each(|w| tracing::warn!("{w}"));
-    match telemetry::init(&settings, super::VERSION) {
+    match telemetry::init(&settings, VERSION) {
         Ok(t) => Some(t),
         Err(e) => {
             tracing::warn!(error = %e, "Failed to initialize OpenTelemetry");
@@ -171,8 +148,7 @@ async fn serve(
     rules: Arc<Rules>,
     telemetry: Option<&Telemetry>,
 ) -> Result<(), CmdError> {
-    let selector = super::check::selector_pairs(&config);
-    let mut api_settings = api_config(&config);
+    let mut api_settings = runtime::api_client_config(&config);
     if let Some(t) = telemetry {
         api_settings.tracing = t.tracing();
     }
@@ -187,15 +163,15 @@ async fn serve(
     if broker_cfg.log_config {
         info!("Broker configuration: {}", broker_cfg.masked());
     }
-    let topic = config.clients.broker.topic.clone();
-    let publisher = broker::connect(&broker_cfg, &topic)
+    let publisher = broker::connect(&broker_cfg, &config.clients.broker.topic)
         .await
         .map_err(|e| startup("cannot connect to the broker", e))?;
     info!("Initialized broker publisher");
 
-    let health = HealthState::new(config.poll_interval);
-    health.watch_broker(publisher.liveness());
-    let metrics = Metrics::new(super::VERSION, &config.resource_type, &selector, &topic);
+    let daemon = Daemon::new(&config, rules, api, publisher);
+    let health = daemon.health.clone();
+    health.watch_broker(daemon.publisher.liveness());
+    let metrics = daemon.metrics.clone();
     let health_addr = health::parse_bind_address(&args.health_addr)
         .map_err(|e| startup("--health-server-bindaddress", e))?;
     let metrics_addr = health::parse_bind_address(&args.metrics_addr)
@@ -235,17 +211,6 @@ async fn serve(
         std::future::pending::<()>().await;
     });
 
-    let daemon = Daemon {
-        resource_type: config.resource_type.clone(),
-        search: search_from_selector(selector.iter().map(|(l, v)| (l.as_str(), v.as_str()))),
-        topic,
-        poll_interval: config.poll_interval,
-        rules,
-        api,
-        publisher,
-        metrics,
-        health,
-    };
     info!("Starting sentinel loop");
     daemon.run(stop_rx).await;
     let _ = servers_stop.send(true);

@@ -144,7 +144,7 @@ pub fn main(args: &SimulateArgs, out: &mut dyn Write) -> Result<(), CmdError> {
         level: args.log_level,
         json: false,
         stderr: true,
-        version: super::VERSION.to_string(),
+        version: crate::sentinel::VERSION.to_string(),
     });
     let (options, run_options) = options(args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

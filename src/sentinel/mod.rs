@@ -10,3 +10,17 @@ pub mod logging;
 pub mod metrics;
 pub mod runtime;
 pub mod telemetry;
+
+/// The crate version: `--version`, the User-Agent, the `build_info` metric, the log lines and
+/// the telemetry resource.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `sentinel version`: the Go sentinel's three lines (`Version:`, `Commit:`, `Build Date:`,
+/// values aligned as Go prints them), then which implementation this is.
+pub fn version_text() -> String {
+    format!(
+        "Version:    {VERSION}\nCommit:     {}\nBuild Date: {}\nImplementation: sentinel (Rust)",
+        env!("SENTINEL_COMMIT"),
+        env!("SENTINEL_BUILD_DATE")
+    )
+}

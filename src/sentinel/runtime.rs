@@ -9,8 +9,9 @@
 //! at once, a page being published gets at most [`SHUTDOWN_GRACE`] to finish (its confirms), and
 //! no further page is started.
 
-use super::api::{ApiClient, ApiError};
+use super::api::{ApiClient, ApiClientConfig, ApiError, search_from_selector};
 use super::broker::Publisher;
+use super::config::Config;
 use super::event::Event;
 use super::health::HealthState;
 use super::metrics::Metrics;
@@ -66,9 +67,56 @@ pub struct CycleReport {
     pub completed: bool,
 }
 
-/// The current wall-clock time as a CEL timestamp.
+/// The current wall-clock time as a CEL timestamp (the epoch if the clock is outside year
+/// 1..=9999).
 pub fn wall_clock() -> Timestamp {
-    crate::cmd::now()
+    Timestamp::from_system_time(std::time::SystemTime::now()).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// The API client settings a config gives (tracing off: `serve` sets it when tracing is on).
+pub fn api_client_config(config: &Config) -> ApiClientConfig {
+    let api = &config.clients.hyperfleet_api;
+    ApiClientConfig {
+        base_url: api.base_url.clone(),
+        version: api.version.clone(),
+        timeout: api.timeout,
+        page_size: api.page_size,
+        token_path: api.auth.as_ref().map(|a| a.token_path.clone()),
+        token_cache_ttl: api
+            .auth
+            .as_ref()
+            .map(|a| a.token_cache_ttl)
+            .unwrap_or_default(),
+        user_agent: format!(
+            "hyperfleet-sentinel/{} ({})",
+            super::VERSION,
+            config.sentinel.name
+        ),
+        ..ApiClientConfig::default()
+    }
+}
+
+impl Daemon {
+    /// The loop of `config` deciding with `rules`, listing through `api` and publishing to
+    /// `publisher` on `config.clients.broker.topic`: the one way `serve` and `simulate` build
+    /// it. Its metrics (labelled with [`super::VERSION`], the resource type, the selector and
+    /// the topic) and health state are new; serve shares them with its servers
+    /// ([`Daemon::metrics`], [`Daemon::health`]).
+    pub fn new(config: &Config, rules: Arc<Rules>, api: ApiClient, publisher: Publisher) -> Daemon {
+        let selector = config.selector_pairs();
+        let topic = config.clients.broker.topic.clone();
+        Daemon {
+            resource_type: config.resource_type.clone(),
+            search: search_from_selector(selector.iter().map(|(l, v)| (l.as_str(), v.as_str()))),
+            metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
+            topic,
+            poll_interval: config.poll_interval,
+            rules,
+            api,
+            publisher,
+            health: HealthState::new(config.poll_interval),
+        }
+    }
 }
 
 impl Daemon {

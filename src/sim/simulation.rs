@@ -15,17 +15,14 @@ use super::broker::{
     InProcessBroker, PubSubQueues, PubSubSetupError, RabbitQueues, RabbitSetupError,
 };
 use super::clock::{Clock, WallClock, format_time, to_timestamp};
-use crate::cmd::serve::api_config;
 use crate::rules::Rules;
-use crate::sentinel::api::{ApiClient, ApiError, search_from_selector};
+use crate::sentinel::api::{ApiClient, ApiError};
 use crate::sentinel::broker::{
     BrokerError, ExchangeType, MemoryPublisher, PubSubOptions, PubSubPublisher, Publisher,
     RabbitConfig, RabbitOptions, RabbitPublisher,
 };
 use crate::sentinel::config::{self, Config, ConfigFlags};
-use crate::sentinel::health::HealthState;
-use crate::sentinel::metrics::Metrics;
-use crate::sentinel::runtime::{CycleReport, Daemon};
+use crate::sentinel::runtime::{CycleReport, Daemon, api_client_config};
 use serde_json::{Value as Json, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -584,7 +581,7 @@ async fn daemon(
 ) -> Result<Daemon, SimError> {
     let config = lane_config(options, base_url, collection, topic)?;
     let rules = Arc::new(Rules::compile(&config)?);
-    let api = ApiClient::new(api_config(&config))?;
+    let api = ApiClient::new(api_client_config(&config))?;
     let publisher = match queues {
         Queues::InProcess(broker) => Publisher::Memory(MemoryPublisher::new(broker.clone())),
         Queues::Rabbit { url, .. } => {
@@ -630,17 +627,5 @@ async fn daemon(
             Publisher::PubSub(Box::new(PubSubPublisher::connect(&cfg, topic, opts).await?))
         }
     };
-    let selector = crate::cmd::check::selector_pairs(&config);
-    let search = search_from_selector(selector.iter().map(|(l, v)| (l.as_str(), v.as_str())));
-    Ok(Daemon {
-        resource_type: config.resource_type.clone(),
-        search,
-        topic: topic.to_string(),
-        poll_interval: config.poll_interval,
-        rules,
-        api,
-        publisher,
-        metrics: Metrics::new(crate::cmd::VERSION, &config.resource_type, &selector, topic),
-        health: HealthState::new(config.poll_interval),
-    })
+    Ok(Daemon::new(&config, rules, api, publisher))
 }

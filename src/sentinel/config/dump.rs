@@ -6,7 +6,9 @@
 //! `message_decision` comes back with the built-in rules written out (the same rules), and a
 //! password in `base_url` is masked (`http://user:****@host`), since the dump is printed and logged.
 
-use super::{Config, MessageData, MessageDecisionConfig, ParamConfig};
+use super::Config;
+use crate::decision::DecisionSource;
+use crate::message_data::MessageData;
 use crate::sentinel::broker::config::mask_url;
 use serde_yaml::{Mapping, Value};
 use std::time::Duration;
@@ -60,7 +62,7 @@ pub fn dump(config: &Config) -> String {
     let decision = config
         .message_decision
         .clone()
-        .unwrap_or_else(MessageDecisionConfig::default_rules);
+        .unwrap_or_else(DecisionSource::default_rules);
     root.push(("message_decision", message_decision(&decision)));
     root.extend([
         ("resource_selector", Value::Sequence(selectors.collect())),
@@ -71,25 +73,6 @@ pub fn dump(config: &Config) -> String {
     // Serializing a plain value tree has no failure mode in practice; say so rather than panic.
     serde_yaml::to_string(&mapping(root))
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"))
-}
-
-impl MessageDecisionConfig {
-    /// The decision engine's built-in rules in the config's shape: what a config without
-    /// `message_decision` decides with, and what its dump writes out.
-    pub fn default_rules() -> MessageDecisionConfig {
-        let rules = crate::decision::DecisionSource::default_rules();
-        MessageDecisionConfig {
-            params: rules
-                .params
-                .into_iter()
-                .map(|p| ParamConfig {
-                    name: p.name,
-                    expr: p.expr,
-                })
-                .collect(),
-            result: rules.result,
-        }
-    }
 }
 
 fn text(s: &str) -> Value {
@@ -121,7 +104,7 @@ fn message_data(data: &MessageData) -> Value {
     }
 }
 
-fn message_decision(decision: &MessageDecisionConfig) -> Value {
+fn message_decision(decision: &DecisionSource) -> Value {
     let params = decision
         .params
         .iter()

@@ -6,8 +6,9 @@
 //! every field is valid, or a [`ConfigError`] that names the file and the place of every problem.
 //!
 //! Precedence, field by field: a flag given on the command line > a non-empty env var > the file >
-//! the default. CEL text (`message_data` leaves, `message_decision`) is checked for shape only; the
-//! `decision` module compiles it.
+//! the default. CEL text (`message_data` leaves, `message_decision`) is checked for shape only and
+//! read into the rules layer's source types ([`MessageData`], [`DecisionSource`]), which
+//! [`crate::rules`] compiles: this module depends on the rules, never the reverse.
 //!
 //! Invariant: bad input never panics, and all problems of a file are reported together rather
 //! than the first one only.
@@ -54,6 +55,9 @@ mod validate;
 pub use dump::{dump, go_duration_string};
 pub use flags::{ConfigFlags, parse_go_bool};
 
+use crate::decision::DecisionSource;
+use crate::message_data::MessageData;
+use crate::rules::RulesSource;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -97,9 +101,10 @@ pub struct Config {
     pub log: LogConfig,
     /// `message_data`: the CloudEvent `data` payload, as CEL expressions.
     pub message_data: MessageData,
-    /// `message_decision`: the publish rule; `None` when the file has none (the `decision` module
-    /// then uses its built-in default).
-    pub message_decision: Option<MessageDecisionConfig>,
+    /// `message_decision`: the publish rule (params in authored order, names non-empty and
+    /// unique, expressions non-empty); `None` when the file has none (the rules then use the
+    /// built-in [`DecisionSource::default_rules`]).
+    pub message_decision: Option<DecisionSource>,
     /// `debug_config`: log the merged configuration at startup. Default false.
     pub debug_config: bool,
     /// `tracing_enabled`: OpenTelemetry tracing switch, accepted for compatibility. Default true.
@@ -107,6 +112,17 @@ pub struct Config {
     /// What the file holds that was accepted but ignored (an empty-label `resource_selector`
     /// entry), one `file: path: what` line each; `serve` logs them as WARN once logging is up.
     pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// The resource selector as `(label, value)` pairs, in authored order: the API search and
+    /// the metrics' selector label are built from it.
+    pub fn selector_pairs(&self) -> Vec<(String, String)> {
+        self.resource_selector
+            .iter()
+            .map(|s| (s.label.clone(), s.value.clone()))
+            .collect()
+    }
 }
 
 /// `sentinel`.
@@ -260,32 +276,14 @@ impl fmt::Display for LogOutput {
     }
 }
 
-/// `message_data`: a tree whose leaves are CEL source text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MessageData {
-    /// CEL source text. A YAML number or boolean leaf becomes its CEL literal text (`5`, `1.5`,
-    /// `true`; an integer above `i64::MAX` gets a `u` suffix).
-    Leaf(String),
-    /// A nested object, sorted by key (byte order); never empty. Keys keep their case.
-    Object(Vec<(String, MessageData)>),
-}
-
-/// `message_decision`: named params evaluated in authored order, then the boolean result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MessageDecisionConfig {
-    /// `params`, in authored order; names are non-empty and unique, expressions non-empty.
-    pub params: Vec<ParamConfig>,
-    /// `result`: a non-empty CEL expression.
-    pub result: String,
-}
-
-/// One `message_decision.params` entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParamConfig {
-    /// `name`: the variable later expressions use.
-    pub name: String,
-    /// `expr`: CEL source text.
-    pub expr: String,
+impl<'a> From<&'a Config> for RulesSource<'a> {
+    /// The config's `message_decision` and `message_data`, for [`crate::rules::Rules::compile`].
+    fn from(config: &'a Config) -> RulesSource<'a> {
+        RulesSource {
+            decision: config.message_decision.as_ref(),
+            message_data: &config.message_data,
+        }
+    }
 }
 
 /// One thing wrong with a configuration.

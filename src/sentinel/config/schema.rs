@@ -8,10 +8,12 @@
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
 use super::{
-    LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MessageData,
-    MessageDecisionConfig, ParamConfig, Problem, already_reported,
+    LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, Problem,
+    already_reported,
 };
 use crate::cel::diag::nearest;
+use crate::decision::{DecisionSource, ParamSource};
+use crate::message_data::MessageData;
 use serde_yaml::{Mapping, Number, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -28,7 +30,7 @@ pub(super) struct Raw {
     pub auth_present: bool,
     pub resource_selector: Vec<LabelSelector>,
     pub message_data: Option<MessageData>,
-    pub message_decision: Option<MessageDecisionConfig>,
+    pub message_decision: Option<DecisionSource>,
     /// What was accepted but ignored, as `path: what` lines.
     pub warnings: Vec<String>,
 }
@@ -397,7 +399,7 @@ impl Reader<'_> {
         }
     }
 
-    fn message_decision(&mut self, value: &Value, path: &str) -> Option<MessageDecisionConfig> {
+    fn message_decision(&mut self, value: &Value, path: &str) -> Option<DecisionSource> {
         let since = self.problems.len();
         let map = self.mapping(value, path)?;
         let (mut params, mut result) = (Vec::new(), None);
@@ -411,10 +413,10 @@ impl Reader<'_> {
             }
         }
         let result = self.required_expr(result, &join(path, "result"), since);
-        Some(MessageDecisionConfig { params, result })
+        Some(DecisionSource { params, result })
     }
 
-    fn params(&mut self, value: &Value, path: &str) -> Vec<ParamConfig> {
+    fn params(&mut self, value: &Value, path: &str) -> Vec<ParamSource> {
         let items = match value {
             Value::Null => return Vec::new(),
             Value::Sequence(items) => items,
@@ -435,7 +437,7 @@ impl Reader<'_> {
             self.problem(path, message);
             return Vec::new();
         }
-        let mut params: Vec<ParamConfig> = Vec::with_capacity(items.len());
+        let mut params: Vec<ParamSource> = Vec::with_capacity(items.len());
         let mut first_of: HashMap<String, usize> = HashMap::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{i}]");
@@ -465,7 +467,7 @@ impl Reader<'_> {
                 }
             }
             let expr = self.required_expr(expr, &join(&item_path, "expr"), since);
-            params.push(ParamConfig { name, expr });
+            params.push(ParamSource { name, expr });
         }
         params
     }
