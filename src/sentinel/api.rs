@@ -13,7 +13,7 @@
 //! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
 //!   page requests (an insertion ahead of the cursor pushes items from one page onto the next,
 //!   however many pages later): every id yielded is remembered as a 64-bit hash for the whole
-//!   listing, 8 bytes per id (16 while merging), so a million resources cost 8 to 16 MB. A hash
+//!   listing, 8 bytes per id (merged in place), so a million resources cost 8 MB. A hash
 //!   collision can only skip a resource for one cycle (see `seen.rs`).
 
 mod body;

@@ -1,8 +1,8 @@
 //! The ids one listing has yielded, remembered as 64-bit hashes in bounded memory, so that a
 //! [`super::Pager`] yields each id at most once however far the offset pages shift.
 //!
-//! Takes ids; gives "seen before?" answers. Invariant: at most 16 bytes per id remembered, even
-//! while merging (8 bytes per id at rest, plus a fixed-size batch of the newest ids).
+//! Takes ids; gives "seen before?" answers. Invariant: 8 bytes per id remembered, even while
+//! merging, plus a fixed-size batch of the newest ids.
 //!
 //! A hash collision between two different ids makes the second look seen: it is skipped for
 //! this listing only. Each [`SeenIds`] draws a fresh hash key (std's `RandomState`, keyed per
@@ -56,25 +56,29 @@ impl SeenIds {
         self.sorted.len() + self.batch.len()
     }
 
-    /// Merges the batch into the sorted run: a new exactly-sized run, so a merge holds at most
-    /// two runs' worth (16 bytes per id) at once.
+    /// Merges the batch into the sorted run in place: the run grows by the batch's length (a
+    /// `realloc`, which for a run this large remaps its pages instead of copying them), then the
+    /// two are merged from the back. No second run is ever allocated, so the set holds 8 bytes
+    /// per id plus the fixed-size batch, even while merging.
     fn merge(&mut self) {
         let mut batch: Vec<u64> = self.batch.drain().collect();
         batch.sort_unstable();
-        let mut merged = Vec::with_capacity(self.sorted.len() + batch.len());
-        let (mut a, mut b) = (self.sorted.iter().peekable(), batch.iter().peekable());
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            if x <= y {
-                merged.push(**x);
-                a.next();
+        let old = self.sorted.len();
+        self.sorted.reserve_exact(batch.len());
+        self.sorted.resize(old + batch.len(), 0);
+        let (mut i, mut j) = (old, batch.len());
+        for k in (0..old + batch.len()).rev() {
+            if j == 0 {
+                break; // the rest of the run is already in place
+            }
+            if i > 0 && self.sorted[i - 1] > batch[j - 1] {
+                self.sorted[k] = self.sorted[i - 1];
+                i -= 1;
             } else {
-                merged.push(**y);
-                b.next();
+                self.sorted[k] = batch[j - 1];
+                j -= 1;
             }
         }
-        merged.extend(a);
-        merged.extend(b);
-        self.sorted = merged;
     }
 }
 
@@ -117,5 +121,35 @@ mod tests {
             assert!(!seen.insert(&format!("id-{i}")), "{i}");
         }
         assert!(seen.insert("another"));
+    }
+
+    #[test]
+    fn merging_in_place_keeps_the_run_sorted_exact_and_tight() {
+        // Batches that interleave with the run, precede it and follow it.
+        let mut seen = SeenIds::new();
+        let mut all = std::collections::BTreeSet::new();
+        for round in 0..4u64 {
+            for v in 0..BATCH as u64 {
+                let h = match round {
+                    0 => (1 << 40) + v * 4 + 2,
+                    1 => (1 << 40) + v * 4 + 1,
+                    2 => v,
+                    _ => u64::MAX - v,
+                };
+                seen.batch.insert(h);
+                all.insert(h);
+            }
+            seen.merge();
+            assert!(seen.batch.is_empty());
+            assert_eq!(
+                seen.sorted,
+                all.iter().copied().collect::<Vec<_>>(),
+                "round {round}"
+            );
+            assert!(
+                seen.sorted.capacity() < seen.sorted.len() + BATCH,
+                "round {round}"
+            );
+        }
     }
 }
