@@ -14,6 +14,7 @@
 
 mod textproto;
 
+use crate::known_list::KnownList;
 use sentinel::cel::check::{Env, check};
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::parser::parse;
@@ -24,7 +25,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
-use crate::known_list::KnownList;
 use textproto::{Message, Node, parse_float, parse_int};
 
 /// Where the conformance files are: `../shared` beside the checkout (CI), else `/work/shared`

@@ -11,8 +11,8 @@
 //! errors by "is an error" plus, where the oracle's message names one, the [`ErrorKind`].
 //!
 //! Invariant: every disagreement is either a test failure or listed with its reason in
-//! `tests/data/decisions/deviations.txt` ([`crate::known_list`]), and that list may only shrink: a listed case that
-//! agrees, or a listed name that does not exist, fails the run too.
+//! `tests/data/decisions/deviations.txt` ([`crate::known_list`]), and that list may only shrink:
+//! a listed case that agrees, or a listed name that does not exist, fails the run too.
 
 use crate::known_list::KnownList;
 use sentinel::cel::check::Env;

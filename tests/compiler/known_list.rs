@@ -72,9 +72,7 @@ impl KnownList {
         }
         for name in known.keys() {
             if !names.contains(name) {
-                problems.push(format!(
-                    "UNKNOWN {name}: listed in {file} but no such case"
-                ));
+                problems.push(format!("UNKNOWN {name}: listed in {file} but no such case"));
             } else if !failures.contains_key(name) {
                 let (word, meaning) = self.passed;
                 problems.push(format!("{word} {name}: {meaning}"));
