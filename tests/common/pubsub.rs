@@ -10,8 +10,6 @@
 //! them at once.
 //!
 //! Without the emulator the tests fail with a message saying how to install and start it.
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
 
 use base64::Engine;
 use serde_json::{Value as Json, json};

@@ -1,8 +1,6 @@
 //! A plain lapin connection to the shared RabbitMQ for the tests' side of the wire: it declares
 //! exchanges and queues under fresh names, reads messages and deletes what it declared
 //! (tests/daemon/). Without a broker it fails loudly, saying how to start one.
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
 
 use lapin::options::{
     BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,
