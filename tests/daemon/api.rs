@@ -2,6 +2,7 @@
 //! strings, search filtering, headers and tokens, retries of each fault kind, streaming order
 //! with prefetch, and the connectivity probe.
 
+use crate::harness::CLUSTERS;
 use crate::harness::fake_api::{FakeServer, fake_api};
 use sentinel::sentinel::api::{
     ApiClient, ApiClientConfig, ApiError, Backoff, Page, Pager, search_from_selector,
@@ -10,8 +11,6 @@ use sentinel::sim::api::{Collection, Fault, FaultRule, Fleet, sample_id, sample_
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-
-const CLUSTERS: &str = "/api/hyperfleet/v1/clusters";
 
 /// `n` clusters, labelled `shard=even|odd` and `env=<env>`.
 fn clusters(n: u64, env: &str) -> Fleet {
