@@ -2,8 +2,6 @@
 //! (a tonic `TraceService`), both on 127.0.0.1:0, decoding with `opentelemetry-proto`'s
 //! generated types. Every span received is kept, flattened with its resource.
 
-#![allow(dead_code)]
-
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };

@@ -1,8 +1,6 @@
 //! A TCP proxy in front of the shared RabbitMQ that a test can cut, refuse or freeze, so that an
-//! outage touches no other connection on the broker (tests/broker.rs, tests/daemon.rs). It can
-//! also speak for the broker: inject `connection.blocked` / `connection.unblocked` frames.
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
+//! outage touches no other connection on the broker (the broker, cycle and process tests). It
+//! can also speak for the broker: inject `connection.blocked` / `connection.unblocked` frames.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,5 +1,5 @@
-//! Google's Pub/Sub emulator for the tests (tests/broker.rs, tests/daemon.rs): started by the
-//! test on a free port (`gcloud beta emulators pubsub start`, from the Debian package
+//! Google's Pub/Sub emulator for the tests (the broker, on_pubsub and simulate tests): started by
+//! the test on a free port (`gcloud beta emulators pubsub start`, from the Debian package
 //! google-cloud-cli-pubsub-emulator), spoken to over its REST API (topics, subscriptions, pull)
 //! so the tests' side of the wire shares no code with the publisher under test.
 //!
@@ -10,8 +10,6 @@
 //! them at once.
 //!
 //! Without the emulator the tests fail with a message saying how to install and start it.
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
 
 use base64::Engine;
 use serde_json::{Value as Json, json};

@@ -1,8 +1,6 @@
 //! A plain lapin connection to the shared RabbitMQ for the tests' side of the wire: it declares
 //! exchanges and queues under fresh names, reads messages and deletes what it declared
-//! (tests/broker.rs, tests/daemon.rs). Without a broker it fails loudly, saying how to start one.
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
+//! (tests/daemon/). Without a broker it fails loudly, saying how to start one.
 
 use lapin::options::{
     BasicGetOptions, ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions,

@@ -11,8 +11,9 @@ Each output line is one case: {"name", "now", "resource", "expr" (+ "vars") | "d
 precision in the oracle's JSON (microseconds; durations printed with %g), so for every value of
 those types the generator asks the oracle again for `string(<value>)` and stores the exact text
 as "text" beside "type" and "value". Non-finite doubles are stored as the strings "NaN",
-"Infinity" and "-Infinity" so that the file stays strict JSON. The test (tests/decisions.rs)
-never runs Python: rerun this script and commit its output when the cases change.
+"Infinity" and "-Infinity" so that the file stays strict JSON. The test
+(tests/compiler/decisions.rs) never runs Python: rerun this script and commit its output when
+the cases change.
 """
 import datetime
 import json

@@ -681,8 +681,7 @@ async fn api_only_serves_past_convergence_on_the_sentinels_exchange_type() {
 
 // ---- google pub/sub (issue 12; Google's emulator, tests/common/pubsub.rs) ----
 
-#[path = "common/pubsub.rs"]
-mod pubsub;
+use crate::common::pubsub;
 
 async fn pubsub_rig(clusters: u64, cluster_adapters: &[&str]) -> Rig {
     let emulator = pubsub::shared();

@@ -3,17 +3,18 @@
 //!
 //! Each `section`/`test` of each file is a case named `file/section/test`. Cases outside our
 //! subset (protobuf messages, containers, enums, …) or still failing are listed in
-//! `tests/conformance/known_failures.txt` with a reason. Invariant: the list may only shrink — the
-//! run fails when an unlisted case fails, when a listed case passes, or when a listed name does
-//! not exist. `UPDATE_KNOWN_FAILURES=1` rewrites the list, keeping the reasons already written.
+//! `tests/data/conformance/known_failures.txt` with a reason ([`crate::known_list`]). Invariant:
+//! the list may only shrink — the run fails when an unlisted case fails, when a listed case
+//! passes, or when a listed name does not exist. `UPDATE_KNOWN_FAILURES=1` rewrites the list,
+//! keeping the reasons already written.
 //!
 //! A case whose expected result is an error also passes when our parser or checker rejects the
 //! expression: we have no unchecked evaluation mode, and rejecting a program that can only fail is
 //! the checked equivalent. Such passes are counted separately in the per-file summary.
 
-#[path = "conformance/textproto.rs"]
 mod textproto;
 
+use crate::known_list::KnownList;
 use sentinel::cel::check::{Env, check};
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::parser::parse;
@@ -44,13 +45,6 @@ fn conformance_dir() -> PathBuf {
         beside.display(),
         fallback.display()
     );
-}
-
-fn known_failures_path() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/conformance/known_failures.txt"
-    ))
 }
 
 /// What a case expects.
@@ -467,22 +461,9 @@ fn run_guarded(case: &Case) -> Outcome {
 // The known-failures list
 // ---------------------------------------------------------------------------------------------
 
-/// `name  # reason` lines; blank lines and lines starting with `#` are comments.
-fn read_known_failures() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(known_failures_path()).unwrap_or_default();
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| match l.split_once('#') {
-            Some((name, reason)) => (name.trim().to_string(), reason.trim().to_string()),
-            None => (l.to_string(), String::new()),
-        })
-        .collect()
-}
-
-/// A short reason for a newly listed failure, from what went wrong.
+/// A short reason for a newly listed failure, from the first line of what went wrong.
 fn default_reason(failure: &str) -> String {
-    let one_line = failure.replace('\n', " ");
+    let one_line = failure.lines().next().unwrap_or("");
     let mut reason: String = one_line.chars().take(90).collect();
     if reason.len() < one_line.len() {
         reason.push('…');
@@ -492,22 +473,22 @@ fn default_reason(failure: &str) -> String {
 
 const HEADER: &str = "\
 # cel-spec conformance cases we do not pass, one `file/section/test` a line with the reason.
-# This list may only shrink: tests/conformance.rs fails when a listed case passes or does not
-# exist. Regenerate with UPDATE_KNOWN_FAILURES=1 cargo test --test conformance (reasons of
-# existing lines are kept).
+# This list may only shrink: tests/compiler/conformance.rs fails when a listed case passes or does
+# not exist. Regenerate with UPDATE_KNOWN_FAILURES=1 cargo test --test compiler conformance
+# (reasons of existing lines are kept).
 ";
 
-fn write_known_failures(failures: &BTreeMap<String, String>, old: &BTreeMap<String, String>) {
-    let mut out = String::from(HEADER);
-    for (name, failure) in failures {
-        let reason = old
-            .get(name)
-            .filter(|r| !r.is_empty())
-            .cloned()
-            .unwrap_or_else(|| default_reason(failure));
-        out.push_str(&format!("{name}  # {reason}\n"));
+fn known_failures() -> KnownList {
+    KnownList {
+        path: PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/conformance/known_failures.txt"
+        )),
+        header: HEADER,
+        default_reason,
+        failed: "FAIL",
+        passed: ("PASS", "now passes, remove it from the list"),
     }
-    std::fs::write(known_failures_path(), out).expect("write known_failures.txt");
 }
 
 /// Per-file tallies.
@@ -592,45 +573,7 @@ fn conformance() {
         "conformance: {passed}/{total} passed, {} failed",
         total - passed
     );
-    println!("{summary}");
-
-    let known = read_known_failures();
-    if std::env::var_os("UPDATE_KNOWN_FAILURES").is_some_and(|v| v == "1") {
-        let failure_names: BTreeMap<String, String> = failures
-            .iter()
-            .map(|(n, f)| (n.clone(), f.lines().next().unwrap_or("").to_string()))
-            .collect();
-        write_known_failures(&failure_names, &known);
-        println!(
-            "rewrote {} with {} entries",
-            known_failures_path().display(),
-            failures.len()
-        );
-        return;
-    }
-    let mut problems = Vec::new();
-    for (name, why) in &failures {
-        if !known.contains_key(name) {
-            problems.push(format!("FAIL {name}: {why}"));
-        }
-    }
-    for name in known.keys() {
-        if !names.contains(name) {
-            problems.push(format!(
-                "UNKNOWN {name}: listed in known_failures.txt but no such case"
-            ));
-        } else if !failures.contains_key(name) {
-            problems.push(format!("PASS {name}: now passes, remove it from the list"));
-        }
-    }
-    for p in &problems {
-        println!("{p}");
-    }
-    assert!(
-        problems.is_empty(),
-        "{summary}; {} unexpected results (listed above)",
-        problems.len()
-    );
+    known_failures().enforce(&failures, &names, &summary);
 }
 
 /// The comparison can fail: a wrong expected value, a wrong type, a missing error.

@@ -11,9 +11,10 @@
 //! errors by "is an error" plus, where the oracle's message names one, the [`ErrorKind`].
 //!
 //! Invariant: every disagreement is either a test failure or listed with its reason in
-//! `tests/data/decisions/deviations.txt`, and that list may only shrink: a listed case that
-//! agrees, or a listed name that does not exist, fails the run too.
+//! `tests/data/decisions/deviations.txt` ([`crate::known_list`]), and that list may only shrink:
+//! a listed case that agrees, or a listed name that does not exist, fails the run too.
 
+use crate::known_list::KnownList;
 use sentinel::cel::check::Env;
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
@@ -25,6 +26,7 @@ use sentinel::resource::{CONDITION_FIELDS, Resource, json_to_value};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 const CASES: &str = concat!(
@@ -456,39 +458,29 @@ fn load_cases() -> Vec<Json> {
         .collect()
 }
 
-/// `name  # reason` lines; `#` lines are comments.
-fn read_deviations() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(DEVIATIONS).unwrap_or_default();
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| match l.split_once('#') {
-            Some((name, reason)) => (name.trim().to_string(), reason.trim().to_string()),
-            None => (l.to_string(), String::new()),
-        })
-        .collect()
+/// A reason for a newly listed disagreement that says it still needs one.
+fn unexplained(why: &str) -> String {
+    format!("UNEXPLAINED: {}", why.chars().take(100).collect::<String>())
 }
 
 const HEADER: &str = "\
 # Cases of cases.jsonl where our answer differs from the oracle's (cel-cpp) for a good reason,
-# one `name  # reason` a line. This list may only shrink: tests/decisions.rs fails when a listed
-# case agrees with the oracle or does not exist. UPDATE_KNOWN_FAILURES=1 cargo test --test
-# decisions rewrites it, keeping existing reasons; write a real reason for every new line.
+# one `name  # reason` a line. This list may only shrink: tests/compiler/decisions.rs fails when a
+# listed case agrees with the oracle or does not exist. UPDATE_KNOWN_FAILURES=1 cargo test --test
+# compiler decisions rewrites it, keeping existing reasons; write a real reason for every new line.
 ";
 
-fn write_deviations(disagreements: &BTreeMap<String, String>, old: &BTreeMap<String, String>) {
-    let mut out = String::from(HEADER);
-    for (name, why) in disagreements {
-        let reason = old
-            .get(name)
-            .filter(|r| !r.is_empty())
-            .cloned()
-            .unwrap_or_else(|| {
-                format!("UNEXPLAINED: {}", why.chars().take(100).collect::<String>())
-            });
-        out.push_str(&format!("{name}  # {reason}\n"));
+fn deviations() -> KnownList {
+    KnownList {
+        path: PathBuf::from(DEVIATIONS),
+        header: HEADER,
+        default_reason: unexplained,
+        failed: "DIFFERS",
+        passed: (
+            "AGREES",
+            "now agrees with the oracle, remove it from deviations.txt",
+        ),
     }
-    std::fs::write(DEVIATIONS, out).expect("write deviations.txt");
 }
 
 fn run_all() -> (usize, BTreeMap<String, String>, BTreeSet<String>) {
@@ -512,43 +504,13 @@ fn decisions_agree_with_the_oracle() {
         .spawn(run_all)
         .expect("spawn");
     let (total, disagreements, names) = worker.join().expect("decision corpus run panicked");
-    let known = read_deviations();
-    if std::env::var_os("UPDATE_KNOWN_FAILURES").is_some_and(|v| v == "1") {
-        write_deviations(&disagreements, &known);
-        println!("rewrote {DEVIATIONS} with {} entries", disagreements.len());
-        return;
-    }
-    let mut problems = Vec::new();
-    for (name, why) in &disagreements {
-        if !known.contains_key(name) {
-            problems.push(format!("DIFFERS {name}: {why}"));
-        }
-    }
-    for name in known.keys() {
-        if !names.contains(name) {
-            problems.push(format!(
-                "UNKNOWN {name}: listed in deviations.txt but no such case"
-            ));
-        } else if !disagreements.contains_key(name) {
-            problems.push(format!(
-                "AGREES {name}: now agrees with the oracle, remove it from deviations.txt"
-            ));
-        }
-    }
+    let list = deviations();
     let summary = format!(
         "decisions: {total} cases, {} agree with the oracle, {} listed deviations",
         total - disagreements.len(),
-        known.len()
+        list.read().len()
     );
-    println!("{summary}");
-    for p in &problems {
-        println!("{p}");
-    }
-    assert!(
-        problems.is_empty(),
-        "{summary}; {} unexpected results (listed above)",
-        problems.len()
-    );
+    list.enforce(&disagreements, &names, &summary);
 }
 
 /// The comparison can fail: wrong values, kinds, precision and error kinds are all caught.

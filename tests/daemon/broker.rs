@@ -22,12 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use uuid::Uuid;
 
-#[path = "common/proxy.rs"]
-mod proxy;
-#[path = "common/rig.rs"]
-mod rig;
-use proxy::Proxy;
-use rig::{PATIENCE, rig, unique};
+use crate::common::proxy::Proxy;
+use crate::common::rig::{PATIENCE, rig, unique};
 
 /// What broker.yaml would say; the trailing `/` means vhost `/` (Go's reading, not lapin's).
 const RABBIT_URL: &str = "amqp://guest:guest@127.0.0.1:5672/";
@@ -1115,9 +1111,7 @@ async fn readiness_follows_connection_blocked_and_unblocked() {
 
 // ---- google pub/sub (against Google's emulator, started by tests/common/pubsub.rs) ----
 
-#[path = "common/pubsub.rs"]
-mod pubsub;
-
+use crate::common::pubsub;
 use sentinel::sentinel::broker::config::PubSubConfig;
 use sentinel::sentinel::broker::{PubSubOptions, PubSubPublisher};
 

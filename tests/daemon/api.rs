@@ -2,37 +2,15 @@
 //! strings, search filtering, headers and tokens, retries of each fault kind, streaming order
 //! with prefetch, and the connectivity probe.
 
+use crate::harness::CLUSTERS;
+use crate::harness::fake_api::{FakeServer, fake_api};
 use sentinel::sentinel::api::{
     ApiClient, ApiClientConfig, ApiError, Backoff, Page, Pager, search_from_selector,
 };
-use sentinel::sim::api::{
-    Collection, FakeApi, Fault, FaultRule, Fleet, RecordedRequest, ServerHandle, sample_id,
-    sample_resource, serve,
-};
+use sentinel::sim::api::{Collection, Fault, FaultRule, Fleet, sample_id, sample_resource};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-
-const CLUSTERS: &str = "/api/hyperfleet/v1/clusters";
-
-/// A fake API on a free port; the server stops when this is dropped.
-struct Env {
-    api: Arc<FakeApi>,
-    base_url: String,
-    _server: ServerHandle,
-}
-
-async fn env_with(fleet: Fleet) -> Env {
-    let api = Arc::new(FakeApi::new(Arc::new(fleet)));
-    let addr = "127.0.0.1:0".parse().unwrap();
-    let (addr, server) = serve(api.clone(), addr).await.unwrap();
-    Env {
-        api,
-        base_url: format!("http://{addr}"),
-        _server: server,
-    }
-}
 
 /// `n` clusters, labelled `shard=even|odd` and `env=<env>`.
 fn clusters(n: u64, env: &str) -> Fleet {
@@ -60,7 +38,8 @@ fn fast_backoff() -> Backoff {
     }
 }
 
-impl Env {
+/// The clients these tests make of a fake API.
+impl FakeServer {
     fn config(&self, page_size: u32) -> ApiClientConfig {
         ApiClientConfig {
             base_url: self.base_url.clone(),
@@ -74,17 +53,6 @@ impl Env {
 
     fn client(&self, page_size: u32) -> ApiClient {
         ApiClient::new(self.config(page_size)).unwrap()
-    }
-
-    fn requests(&self) -> Vec<RecordedRequest> {
-        self.api.requests()
-    }
-
-    fn requested_pages(&self) -> Vec<u32> {
-        self.requests()
-            .iter()
-            .filter_map(RecordedRequest::page)
-            .collect()
     }
 }
 
@@ -136,7 +104,7 @@ fn token_file(content: Option<&str>) -> PathBuf {
 async fn pages_until_total_with_exact_query_strings() {
     let fleet = clusters(250, "it's prod");
     add_clusters(&fleet, 250..300, "dev");
-    let env = env_with(fleet).await;
+    let env = fake_api(fleet).await;
     let search = search_from_selector([("env", "it's prod")]);
     let (pages, err) = drain(env.client(100).list("clusters", search.as_deref())).await;
     assert!(err.is_none(), "{err:?}");
@@ -156,7 +124,7 @@ async fn pages_until_total_with_exact_query_strings() {
 
 #[tokio::test]
 async fn no_selector_sends_no_search_and_an_empty_fleet_is_one_page() {
-    let env = env_with(Fleet::new()).await;
+    let env = fake_api(Fleet::new()).await;
     let (pages, err) = drain(env.client(50).list("nodepools", None)).await;
     assert!(err.is_none());
     assert_eq!(pages.len(), 1);
@@ -167,7 +135,7 @@ async fn no_selector_sends_no_search_and_an_empty_fleet_is_one_page() {
 
 #[tokio::test]
 async fn search_filters_by_all_labels() {
-    let env = env_with(clusters(40, "prod")).await;
+    let env = fake_api(clusters(40, "prod")).await;
     let search = search_from_selector([("shard", "odd"), ("env", "prod")]);
     assert_eq!(
         search.as_deref(),
@@ -184,7 +152,7 @@ async fn search_filters_by_all_labels() {
 
 #[tokio::test]
 async fn page_size_over_the_cap_is_a_final_400() {
-    let env = env_with(clusters(5, "prod")).await;
+    let env = fake_api(clusters(5, "prod")).await;
     let (pages, err) = drain(env.client(101).list("clusters", None)).await;
     assert!(pages.is_empty());
     let err = err.unwrap();
@@ -197,7 +165,7 @@ async fn page_size_over_the_cap_is_a_final_400() {
 
 #[tokio::test]
 async fn sends_user_agent_and_bearer_token() {
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     env.api.set_expected_token(Some("secret-1"));
     let path = token_file(Some("  secret-1\n"));
     let config = ApiClientConfig {
@@ -222,7 +190,7 @@ async fn sends_user_agent_and_bearer_token() {
 
 #[tokio::test]
 async fn token_is_reread_every_request_with_zero_ttl() {
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     let path = token_file(Some("one"));
     let config = ApiClientConfig {
         token_path: Some(path.clone()),
@@ -244,7 +212,7 @@ async fn token_is_reread_every_request_with_zero_ttl() {
 
 #[tokio::test]
 async fn token_is_cached_for_its_ttl() {
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     let path = token_file(Some("one"));
     let config = ApiClientConfig {
         token_path: Some(path.clone()),
@@ -268,7 +236,7 @@ async fn token_is_cached_for_its_ttl() {
 
 #[tokio::test]
 async fn missing_or_empty_token_is_an_auth_error_and_nothing_is_sent() {
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     for content in [None, Some(""), Some(" \n\t")] {
         let path = token_file(content);
         let config = ApiClientConfig {
@@ -294,19 +262,19 @@ async fn missing_or_empty_token_is_an_auth_error_and_nothing_is_sent() {
 #[tokio::test]
 async fn retriable_statuses_retry_only_the_failing_page() {
     for status in [500, 503, 429, 408] {
-        let env = env_with(clusters(30, "prod")).await;
+        let env = fake_api(clusters(30, "prod")).await;
         env.api
             .inject(FaultRule::new(Fault::Status(status)).on_page(2).times(2));
         let (pages, err) = drain(env.client(10).list("clusters", None)).await;
         assert!(err.is_none(), "{status}: {err:?}");
         assert_eq!(ids(&pages), cluster_ids(0..30), "{status}");
-        assert_eq!(env.requested_pages(), [1, 2, 2, 2, 3], "{status}");
+        assert_eq!(env.pages_requested(), [1, 2, 2, 2, 3], "{status}");
     }
 }
 
 #[tokio::test]
 async fn not_found_is_not_retried() {
-    let env = env_with(clusters(30, "prod")).await;
+    let env = fake_api(clusters(30, "prod")).await;
     env.api.inject(Fault::Status(404));
     let (pages, err) = drain(env.client(10).list("clusters", None)).await;
     assert!(pages.is_empty());
@@ -318,7 +286,7 @@ async fn not_found_is_not_retried() {
 
 #[tokio::test]
 async fn a_timeout_is_retried() {
-    let env = env_with(clusters(15, "prod")).await;
+    let env = fake_api(clusters(15, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::Delay(Duration::from_secs(5))).on_page(2));
     let config = ApiClientConfig {
@@ -328,12 +296,12 @@ async fn a_timeout_is_retried() {
     let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
     assert!(err.is_none(), "{err:?}");
     assert_eq!(ids(&pages), cluster_ids(0..15));
-    assert_eq!(env.requested_pages(), [1, 2, 2]);
+    assert_eq!(env.pages_requested(), [1, 2, 2]);
 }
 
 #[tokio::test]
 async fn timeouts_past_the_budget_end_in_a_timeout_error() {
-    let env = env_with(clusters(5, "prod")).await;
+    let env = fake_api(clusters(5, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::Delay(Duration::from_secs(5))).always());
     let config = ApiClientConfig {
@@ -353,7 +321,7 @@ async fn timeouts_past_the_budget_end_in_a_timeout_error() {
 
 #[tokio::test]
 async fn malformed_json_is_not_retried() {
-    let env = env_with(clusters(5, "prod")).await;
+    let env = fake_api(clusters(5, "prod")).await;
     env.api.inject(Fault::MalformedJson);
     let (_, err) = drain(env.client(10).list("clusters", None)).await;
     let err = err.unwrap();
@@ -389,7 +357,7 @@ async fn unreachable_api_is_a_retriable_network_error() {
 
 #[tokio::test]
 async fn a_page_failing_mid_fleet_yields_the_earlier_pages_then_the_error() {
-    let env = env_with(clusters(50, "prod")).await;
+    let env = fake_api(clusters(50, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::Status(500)).on_page(3).always());
     let config = ApiClientConfig {
@@ -407,7 +375,7 @@ async fn a_page_failing_mid_fleet_yields_the_earlier_pages_then_the_error() {
         matches!(err, Some(ApiError::Http { status: 500, .. })),
         "{err:?}"
     );
-    let requested = env.requested_pages();
+    let requested = env.pages_requested();
     assert!(
         requested.iter().filter(|&&p| p == 3).count() >= 2,
         "{requested:?}"
@@ -417,7 +385,7 @@ async fn a_page_failing_mid_fleet_yields_the_earlier_pages_then_the_error() {
 
 #[tokio::test]
 async fn prefetch_yields_pages_in_order() {
-    let env = env_with(clusters(400, "prod")).await;
+    let env = fake_api(clusters(400, "prod")).await;
     // Slow down a few early pages so later ones finish first.
     for page in [2, 3, 7] {
         env.api
@@ -432,14 +400,14 @@ async fn prefetch_yields_pages_in_order() {
     let numbers: Vec<u32> = pages.iter().map(|p| p.number).collect();
     assert_eq!(numbers, (1..=40).collect::<Vec<_>>());
     assert_eq!(ids(&pages), cluster_ids(0..400));
-    let mut requested = env.requested_pages();
+    let mut requested = env.pages_requested();
     requested.sort_unstable();
     assert_eq!(requested, (1..=40).collect::<Vec<_>>());
 }
 
 #[tokio::test]
 async fn prefetch_has_several_pages_in_flight() {
-    let env = env_with(clusters(100, "prod")).await;
+    let env = fake_api(clusters(100, "prod")).await;
     // Page 2 is answered only once page 5 was requested: a serial pager would get a 409.
     env.api
         .inject(FaultRule::new(Fault::HoldUntilPage(5)).on_page(2));
@@ -454,7 +422,7 @@ async fn prefetch_has_several_pages_in_flight() {
 
 #[tokio::test]
 async fn follows_a_total_that_grows_during_the_listing() {
-    let env = env_with(clusters(20, "prod")).await;
+    let env = fake_api(clusters(20, "prod")).await;
     let mut pager = env.client(10).list("clusters", None);
     let first = pager.next_page().await.unwrap().unwrap();
     assert_eq!(first.total, 20);
@@ -470,7 +438,7 @@ async fn follows_a_total_that_grows_during_the_listing() {
 
 #[tokio::test]
 async fn probe_sends_the_go_sentinel_request_once() {
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     let client = env.client(100);
     client.probe("nodepools").await.unwrap();
     assert_eq!(
@@ -485,7 +453,7 @@ async fn probe_sends_the_go_sentinel_request_once() {
 }
 
 /// GETs `path` from the fake API: status, content type and JSON body.
-async fn get_json(env: &Env, path: &str) -> (u16, String, serde_json::Value) {
+async fn get_json(env: &FakeServer, path: &str) -> (u16, String, serde_json::Value) {
     let response = reqwest::get(format!("{}{path}", env.base_url))
         .await
         .unwrap();
@@ -509,7 +477,7 @@ async fn fake_api_serves_single_resources_and_problems() {
             sample_resource(Collection::NodePools, 1, &[]),
         )
         .unwrap();
-    let env = env_with(fleet).await;
+    let env = fake_api(fleet).await;
     let cluster = sample_id(Collection::Clusters, 1);
     let pool = sample_id(Collection::NodePools, 1);
     let (status, _, body) = get_json(&env, &format!("{CLUSTERS}/{cluster}")).await;
@@ -535,7 +503,7 @@ async fn fake_api_serves_single_resources_and_problems() {
 /// would wait an hour (past the budget, so ignoring the header would give up).
 #[tokio::test]
 async fn retry_after_is_honoured() {
-    let env = env_with(clusters(5, "prod")).await;
+    let env = fake_api(clusters(5, "prod")).await;
     env.api.inject(Fault::RetryAfter(429, "0".into()));
     let config = ApiClientConfig {
         backoff: Backoff {
@@ -549,14 +517,14 @@ async fn retry_after_is_honoured() {
     let (pages, err) = drain(ApiClient::new(config).unwrap().list("clusters", None)).await;
     assert!(err.is_none(), "{err:?}");
     assert_eq!(ids(&pages), cluster_ids(0..5));
-    assert_eq!(env.requested_pages(), [1, 1]);
+    assert_eq!(env.pages_requested(), [1, 1]);
 }
 
 /// A `Retry-After` past the retry budget ends the listing with that 429 at once, where the
 /// backoff alone would have retried within a few milliseconds.
 #[tokio::test]
 async fn retry_after_past_the_budget_gives_up() {
-    let env = env_with(clusters(5, "prod")).await;
+    let env = fake_api(clusters(5, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::RetryAfter(429, "120".into())).always());
     let (pages, err) = drain(env.client(10).list("clusters", None)).await;
@@ -564,14 +532,14 @@ async fn retry_after_past_the_budget_gives_up() {
     let err = err.unwrap();
     assert!(matches!(err, ApiError::Http { status: 429, .. }), "{err}");
     assert_eq!(err.retry_after(), Some(Duration::from_secs(120)));
-    assert_eq!(env.requested_pages(), [1]);
+    assert_eq!(env.pages_requested(), [1]);
 }
 
 /// A page without an `items` array is a (counted, not retried) decode error, not the end of the
 /// listing.
 #[tokio::test]
 async fn a_page_without_items_is_a_fetch_error() {
-    let env = env_with(clusters(30, "prod")).await;
+    let env = fake_api(clusters(30, "prod")).await;
     env.api.inject(
         FaultRule::new(Fault::Body(
             r#"{"kind":"ClusterList","page":2,"size":0,"total":30}"#.into(),
@@ -600,7 +568,7 @@ fn padded_empty_page(len: usize) -> String {
 #[tokio::test]
 async fn a_page_body_past_the_limit_is_a_fetch_error() {
     let limit = sentinel::sentinel::api::max_body_bytes(1);
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::Body(padded_empty_page(limit))).on_page(1));
     let (pages, err) = drain(env.client(1).list("clusters", None)).await;
@@ -608,7 +576,7 @@ async fn a_page_body_past_the_limit_is_a_fetch_error() {
     assert_eq!(pages.len(), 1);
     assert!(pages[0].items.is_empty());
 
-    let env = env_with(clusters(3, "prod")).await;
+    let env = fake_api(clusters(3, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::Body(padded_empty_page(limit + 1))).on_page(2));
     let (pages, err) = drain(env.client(1).list("clusters", None)).await;
@@ -622,7 +590,7 @@ async fn a_page_body_past_the_limit_is_a_fetch_error() {
     assert!(text.contains(&format!("limit of {limit} bytes")), "{text}");
     assert_eq!(err.metric_label(), "fetch_error");
     assert!(!err.is_retriable());
-    assert_eq!(env.requested_pages(), [1, 2]);
+    assert_eq!(env.pages_requested(), [1, 2]);
 }
 
 /// A server on 127.0.0.1 answering every request with `status_line` and a chunked body (no
@@ -720,7 +688,7 @@ async fn an_endless_error_body_is_read_only_for_its_excerpt() {
 /// with that 429; it used to overflow `elapsed + wait` and panic the page task.
 #[tokio::test]
 async fn a_huge_retry_after_late_in_the_retries_gives_up() {
-    let env = env_with(clusters(5, "prod")).await;
+    let env = fake_api(clusters(5, "prod")).await;
     env.api.inject(Fault::RetryAfter(503, "1".into()));
     env.api.inject(Fault::RetryAfter(429, u64::MAX.to_string()));
     let config = ApiClientConfig {
@@ -735,5 +703,5 @@ async fn a_huge_retry_after_late_in_the_retries_gives_up() {
     let err = err.expect("the 429");
     assert!(matches!(err, ApiError::Http { status: 429, .. }), "{err}");
     assert_eq!(err.retry_after(), Some(Duration::from_secs(u64::MAX)));
-    assert_eq!(env.requested_pages(), [1, 1]);
+    assert_eq!(env.pages_requested(), [1, 1]);
 }

@@ -1,0 +1,131 @@
+//! The operator docs against the metrics the binary exports: docs/prometheus-rules.yaml's alerts
+//! and docs/grafana-dashboard.json's queries name only exported metrics, every alert has its
+//! runbook section, and docs/metrics.md lists every metric family.
+
+use crate::harness::VERSION;
+use crate::harness::metrics;
+use openmetrics_parser::PrometheusType;
+use sentinel::sentinel::metrics::Metrics;
+use serde_json::Value as Json;
+use std::path::Path;
+
+/// The metric names `sentinel serve` exports, every series made to appear once; a histogram
+/// counts as its `_bucket`, `_sum` and `_count` series.
+fn exported_metric_names() -> Vec<String> {
+    let m = Metrics::new(VERSION, "clusters", &[], "topic");
+    m.published("message decision matched");
+    m.skipped("message decision result is false");
+    m.publish_failed();
+    m.api_error("fetch_error");
+    m.cycle(1, 0.5, Some(1.0));
+    let mut names = Vec::new();
+    for (name, kind) in metrics::parse(&m.render()).families {
+        names.push(name.clone());
+        if kind == PrometheusType::Histogram {
+            names.extend(["_bucket", "_sum", "_count"].map(|s| format!("{name}{s}")));
+        }
+    }
+    names
+}
+
+/// The sentinel metric names an expression uses.
+fn queried_metrics(expr: &str) -> Vec<String> {
+    let name = regex::Regex::new(r"\bhyperfleet_[a-z_]+").expect("regex");
+    name.find_iter(expr)
+        .map(|m| m.as_str().to_string())
+        .collect()
+}
+
+fn docs(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn alert_rules_and_dashboard_query_only_exported_metrics() {
+    let exported = exported_metric_names();
+    assert!(exported.len() >= 9, "{exported:?}");
+    let unknown = |exprs: &[String]| -> Vec<String> {
+        exprs
+            .iter()
+            .flat_map(|e| queried_metrics(e))
+            .filter(|n| !exported.contains(n))
+            .collect()
+    };
+
+    let rules: serde_yaml::Value =
+        serde_yaml::from_str(&docs("prometheus-rules.yaml")).expect("prometheus-rules.yaml parses");
+    assert_eq!(rules["kind"].as_str(), Some("PrometheusRule"));
+    let alerts = rules["spec"]["groups"][0]["rules"]
+        .as_sequence()
+        .expect("rules");
+    let runbook = docs("runbook.md");
+    let mut exprs = Vec::new();
+    for alert in alerts {
+        let name = alert["alert"].as_str().expect("alert name");
+        let expr = alert["expr"].as_str().expect("expr").to_string();
+        assert!(
+            name == "SentinelDown" || !queried_metrics(&expr).is_empty(),
+            "{name}: {expr}"
+        );
+        assert!(
+            runbook.contains(&format!("\n## {name}\n")),
+            "runbook.md has no section for {name}"
+        );
+        let anchor = format!("docs/runbook.md#{}", name.to_lowercase());
+        assert_eq!(
+            alert["annotations"]["runbook_url"].as_str(),
+            Some(anchor.as_str())
+        );
+        exprs.push(expr);
+    }
+    assert_eq!(alerts.len(), 8, "the Go chart's eight alerts");
+    assert_eq!(
+        unknown(&exprs),
+        Vec::<String>::new(),
+        "prometheus-rules.yaml"
+    );
+
+    let dashboard: Json = serde_json::from_str(&docs("grafana-dashboard.json"))
+        .expect("grafana-dashboard.json parses");
+    let mut exprs = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            exprs.push(target["expr"].as_str().expect("expr").to_string());
+        }
+    }
+    if let Some(vars) = dashboard["templating"]["list"].as_array() {
+        exprs.extend(
+            vars.iter()
+                .filter_map(|v| v["query"].as_str().map(String::from)),
+        );
+    }
+    assert!(exprs.len() >= 8, "{exprs:?}");
+    assert_eq!(
+        unknown(&exprs),
+        Vec::<String>::new(),
+        "grafana-dashboard.json"
+    );
+
+    // The reference lists every metric family.
+    let reference = docs("metrics.md");
+    for name in exported
+        .iter()
+        .filter(|n| !n.ends_with("_bucket") && !n.ends_with("_sum") && !n.ends_with("_count"))
+    {
+        assert!(
+            reference.contains(&format!("`{name}`")),
+            "metrics.md lacks {name}"
+        );
+    }
+}
+
+#[test]
+fn the_metric_guard_can_fail() {
+    let exported = exported_metric_names();
+    let bogus = queried_metrics("rate(hyperfleet_sentinel_no_such_thing_total[5m]) > 0");
+    assert_eq!(bogus, ["hyperfleet_sentinel_no_such_thing_total"]);
+    assert!(!exported.contains(&bogus[0]));
+}

@@ -1,0 +1,37 @@
+//! The daemon's tests, one binary, against real parts only: the real RabbitMQ on 127.0.0.1:5672
+//! (guest/guest), Google's Pub/Sub emulator (started by the tests), the fake HyperFleet API
+//! (`sentinel::sim::api`) on 127.0.0.1:0, and the real `sentinel` binary with real signals.
+//! RabbitMQ or the emulator missing fails the tests loudly; nothing is skipped.
+//!
+//! Module by module:
+//! - [`config`]: the configuration (defaults, validation errors, precedence, dumps, limits) and
+//!   the regression runner over tests/data/regressions/.
+//! - [`api`]: the HyperFleet API client (paging, search, tokens, retries, the probe).
+//! - [`broker`]: publishing to RabbitMQ and Pub/Sub, and the broker.yaml table.
+//! - [`cycle`]: in-process cycles of a `Daemon` (events, skips, metrics, logs, outages).
+//! - [`health`]: health, readiness and metrics over HTTP.
+//! - [`process`]: `sentinel serve` as a process, its signals, startup failures and flags.
+//! - [`chart`]: the binary run as the Go chart's Deployment runs it.
+//! - [`docs`]: the operator docs query only exported metrics.
+//! - [`on_pubsub`]: the daemon on Google Pub/Sub, in process and as a process.
+//! - [`traces`]: OpenTelemetry spans, in process and from `sentinel serve`.
+//! - [`simulate`]: the real loop against the fake API with simulated adapters.
+//!
+//! [`harness`] holds what they share (fake API, in-process daemons, processes, logs, metrics);
+//! tests/common/ the rigs that speak to RabbitMQ, the emulator and OTLP.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod harness;
+
+mod api;
+mod broker;
+mod chart;
+mod config;
+mod cycle;
+mod docs;
+mod health;
+mod on_pubsub;
+mod process;
+mod simulate;
+mod traces;
