@@ -6,18 +6,14 @@
 use crate::common::pubsub;
 use crate::common::rig::PATIENCE;
 use crate::harness::fake_api::{FakeServer, fake_api};
-use crate::harness::in_process::{fast_backoff, no_shutdown, rules};
+use crate::harness::in_process::{config, fast_backoff, no_shutdown, rules};
 use crate::harness::logs::{logs, messages_starting};
 use crate::harness::metrics::{BROKER_ERRORS, base, published_metric, sample};
 use crate::harness::serve::{Process, TempDir, assert_clean_stop};
-use crate::harness::{
-    VERSION, cluster_ids, eventually, new_clusters, now, process_fleet, read_data,
-};
+use crate::harness::{cluster_ids, eventually, new_clusters, now, process_fleet, read_data};
 use sentinel::sentinel::api::{ApiClient, ApiClientConfig};
 use sentinel::sentinel::broker::config::PubSubConfig;
 use sentinel::sentinel::broker::{PubSubOptions, PubSubPublisher, Publisher};
-use sentinel::sentinel::health::HealthState;
-use sentinel::sentinel::metrics::Metrics;
 use sentinel::sentinel::runtime::{CycleReport, Daemon};
 use sentinel::sim::api::{Fault, FaultRule};
 use serde_json::Value as Json;
@@ -52,17 +48,13 @@ async fn pubsub_daemon(
         .await
         .expect("pub/sub clients");
     let poll_interval = Duration::from_secs(3600);
-    Daemon {
-        resource_type: "clusters".into(),
-        search: None,
-        topic: topic.to_string(),
-        poll_interval,
-        rules: rules(),
+    let config = config(topic, poll_interval);
+    Daemon::new(
+        &config,
+        rules(),
         api,
-        publisher: Publisher::PubSub(Box::new(publisher)),
-        metrics: Metrics::new(VERSION, "clusters", &[], topic),
-        health: HealthState::new(poll_interval),
-    }
+        Publisher::PubSub(Box::new(publisher)),
+    )
 }
 
 fn pulled_ids(pulled: &[pubsub::Pulled]) -> Vec<String> {

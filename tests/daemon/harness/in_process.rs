@@ -1,30 +1,36 @@
 //! In-process daemons: a `Daemon` over the rules of tests/data/daemon/config.yaml, a fake API and
 //! the real RabbitMQ, whose cycles a test runs by hand with a fixed `now`.
 
+use super::RABBIT_URL;
 use super::fake_api::{FakeServer, fake_api};
-use super::{RABBIT_URL, VERSION};
 use crate::common::rig::{Rig, rig};
 use sentinel::rules::Rules;
 use sentinel::sentinel::api::{ApiClient, ApiClientConfig, Backoff};
 use sentinel::sentinel::broker::config::{ExchangeType, RabbitConfig};
 use sentinel::sentinel::broker::{Publisher, RabbitOptions, RabbitPublisher};
-use sentinel::sentinel::config::{ConfigFlags, load_str};
-use sentinel::sentinel::health::HealthState;
-use sentinel::sentinel::metrics::Metrics;
+use sentinel::sentinel::config::{Config, ConfigFlags, load_str};
 use sentinel::sentinel::runtime::Daemon;
 use sentinel::sim::api::Fleet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-pub fn rules() -> Arc<Rules> {
-    let config = load_str(
+/// tests/data/daemon/config.yaml, listing clusters every `poll_interval` to `topic`.
+pub fn config(topic: &str, poll_interval: Duration) -> Config {
+    let mut config = load_str(
         &super::read_data("config.yaml"),
         "config.yaml",
         &ConfigFlags::default(),
         &|_| None,
     )
     .expect("tests/data/daemon/config.yaml loads");
+    config.clients.broker.topic = topic.to_string();
+    config.poll_interval = poll_interval;
+    config
+}
+
+pub fn rules() -> Arc<Rules> {
+    let config = config("unused", Duration::from_secs(3600));
     Arc::new(Rules::compile(&config).expect("tests/data/daemon/config.yaml compiles"))
 }
 
@@ -84,17 +90,13 @@ pub async fn daemon(base_url: &str, topic: &str, setup: &Setup) -> Daemon {
     let publisher = RabbitPublisher::connect(&cfg, topic, options)
         .await
         .expect("publisher connects");
-    Daemon {
-        resource_type: "clusters".into(),
-        search: None,
-        topic: topic.to_string(),
-        poll_interval: setup.poll_interval,
-        rules: rules(),
+    let config = config(topic, setup.poll_interval);
+    Daemon::new(
+        &config,
+        rules(),
         api,
-        publisher: Publisher::Rabbit(Box::new(publisher)),
-        metrics: Metrics::new(VERSION, "clusters", &[], topic),
-        health: HealthState::new(setup.poll_interval),
-    }
+        Publisher::Rabbit(Box::new(publisher)),
+    )
 }
 
 /// An in-process test's surroundings: the rig, its own exchange (`topic`) with a queue bound to

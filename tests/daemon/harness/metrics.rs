@@ -4,7 +4,6 @@
 //!
 //! Text that does not parse fails the test: the exposition itself is under test too.
 
-use super::VERSION;
 use openmetrics_parser::prometheus::parse_prometheus;
 use openmetrics_parser::{PrometheusType, PrometheusValue};
 use sentinel::sentinel::metrics::Metrics;
@@ -100,7 +99,10 @@ impl Exposition {
 /// `labels` with the const labels of the in-process metrics (`component`, `version`).
 fn with_consts<'a>(labels: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut all = labels.to_vec();
-    all.extend([("component", "sentinel"), ("version", VERSION)]);
+    all.extend([
+        ("component", "sentinel"),
+        ("version", sentinel::sentinel::VERSION),
+    ]);
     all
 }
 
