@@ -4,8 +4,7 @@
 //! Invariant: [`SPECS`] is indexed by [`Key`] (`SPECS[key as usize].key == key`), checked by a
 //! unit test.
 
-use super::flags::parse_go_bool;
-use crate::cel::time::parse_duration;
+use super::go::{parse_go_bool, parse_go_duration};
 
 /// An overridable scalar setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,7 +200,8 @@ impl Key {
 pub(super) const DURATION_HINT: &str = "a duration such as \"5s\", \"1m30s\" or \"300ms\"";
 
 /// Parses the text of a flag, env var or YAML string as a value of `kind`. Errors are the
-/// expectation, for messages. Non-text kinds ignore surrounding spaces.
+/// expectation, for messages. Non-text kinds ignore surrounding spaces (Go's parsers do not:
+/// a documented leniency of the config, see the module doc of `config`).
 pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
     match kind {
         Kind::Text => Ok(Scalar::Text(text.to_string())),
@@ -214,7 +214,7 @@ pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
             .map(Scalar::Int)
             .map_err(|_| expectation(kind)),
         Kind::Duration => parse_go_duration(text.trim())
-            .map(Scalar::Nanos)
+            .map(|nanos| Scalar::Nanos(nanos.into()))
             .ok_or_else(|| expectation(kind)),
     }
 }
@@ -227,11 +227,6 @@ pub(super) fn expectation(kind: Kind) -> String {
         Kind::Int => "expected an integer".to_string(),
         Kind::Duration => format!("expected {DURATION_HINT}"),
     }
-}
-
-/// A Go duration string (`0`, `5s`, `1m30s`, `-1.5h`) in nanoseconds.
-fn parse_go_duration(text: &str) -> Option<i128> {
-    parse_duration(text).ok().map(|d| d.nanos())
 }
 
 #[cfg(test)]

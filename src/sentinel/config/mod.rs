@@ -48,12 +48,14 @@
 mod depth;
 mod dump;
 mod flags;
+pub mod go;
 mod keys;
 mod schema;
 mod validate;
 
-pub use dump::{dump, go_duration_string};
-pub use flags::{ConfigFlags, parse_go_bool};
+pub use dump::dump;
+pub use flags::ConfigFlags;
+pub use go::{go_duration_string, parse_go_bool};
 
 use crate::decision::DecisionSource;
 use crate::message_data::MessageData;
