@@ -5,6 +5,7 @@
 //! unit test.
 
 use super::go::{parse_go_bool, parse_go_duration};
+use super::yaml::parse_int;
 
 /// An overridable scalar setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,11 +209,9 @@ pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
         Kind::Bool => parse_go_bool(text.trim())
             .map(Scalar::Bool)
             .ok_or_else(|| expectation(kind)),
-        Kind::Int => text
-            .trim()
-            .parse::<i64>()
+        Kind::Int => parse_int(text)
             .map(Scalar::Int)
-            .map_err(|_| expectation(kind)),
+            .ok_or_else(|| expectation(kind)),
         Kind::Duration => parse_go_duration(text.trim())
             .map(|nanos| Scalar::Nanos(nanos.into()))
             .ok_or_else(|| expectation(kind)),
