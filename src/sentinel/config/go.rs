@@ -1,7 +1,7 @@
 //! Everything the daemon parses or prints the way Go does, once: booleans as `strconv.ParseBool`,
 //! durations as `time.ParseDuration` and `time.Duration.String`, and the Google Cloud duration
 //! strings of the Go `hyperfleet-broker` library (`parseGoogleCloudDuration`: Go's syntax or a
-//! whole number of days).
+//! whole number of days), and query components as `url.QueryEscape` writes them.
 //!
 //! Takes text; gives values (`None` for what Go rejects), or text as Go writes it.
 //!
@@ -9,6 +9,7 @@
 //! lenient than Go (the config trims the text of a boolean or a duration), it says so at the
 //! call, so what Go itself accepts is readable here.
 
+use std::fmt::Write;
 use std::time::Duration;
 
 /// Go's `strconv.ParseBool`: `1 t T TRUE true True` are true, `0 f F FALSE false False` false,
@@ -200,6 +201,25 @@ pub fn signed_go_duration(nanos: i128) -> String {
     format!("{sign}{}", go_duration_string(magnitude))
 }
 
+/// A query component as Go's `url.QueryEscape` writes it: ASCII alphanumerics and `-_.~` as
+/// they are, space as `+`, every other byte as `%XX`.
+pub fn query_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(byte as char)
+            }
+            b' ' => out.push('+'),
+            _ => {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "%{byte:02X}");
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,5 +373,15 @@ mod tests {
             let text = go_duration_string(Duration::from_nanos(nanos.unsigned_abs()));
             assert_eq!(parse_go_duration(&text), Some(nanos), "{text}");
         }
+    }
+
+    #[test]
+    fn escaping_matches_go_query_escape() {
+        assert_eq!(
+            query_escape("labels.env='a b' and x=1/2&y"),
+            "labels.env%3D%27a+b%27+and+x%3D1%2F2%26y"
+        );
+        assert_eq!(query_escape("-_.~Az09"), "-_.~Az09");
+        assert_eq!(query_escape("é"), "%C3%A9");
     }
 }
