@@ -1,6 +1,6 @@
-//! `broker.googlepubsub.*`: read and validated with the Go library's rules, so a config written
-//! for the Go sentinel is judged the same way, even though publishing to Pub/Sub is not
-//! supported yet.
+//! `broker.googlepubsub.*`: read and validated with the Go library's rules (its durations by
+//! [`parse_cloud_duration`], compared in nanoseconds as Go compares `time.Duration`s), so a
+//! config written for the Go sentinel is judged the same way, subscriber-side keys included.
 
 use super::{PubSubConfig, Reader};
 use crate::sentinel::config::go::parse_cloud_duration;
