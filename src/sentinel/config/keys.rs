@@ -246,6 +246,13 @@ mod tests {
         assert_eq!(parse_text(Kind::Bool, "T"), Ok(Scalar::Bool(true)));
         assert!(parse_text(Kind::Bool, "yes").is_err());
         assert_eq!(parse_text(Kind::Duration, "0"), Ok(Scalar::Nanos(0)));
+        // Trimmed (the config's leniency), then read exactly as Go's time.ParseDuration.
+        assert_eq!(
+            parse_text(Kind::Duration, " 1.5s "),
+            Ok(Scalar::Nanos(1_500_000_000))
+        );
+        assert!(parse_text(Kind::Duration, "2562048h").is_err());
+        assert_eq!(parse_text(Kind::Bool, " true "), Ok(Scalar::Bool(true)));
         assert_eq!(
             parse_text(Kind::Text, " a "),
             Ok(Scalar::Text(" a ".into()))

@@ -153,3 +153,51 @@ fn check_ranges(
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(config: PubSubConfig) -> Vec<String> {
+        let mut problems = Vec::new();
+        validate(&mut problems, &config);
+        problems
+    }
+
+    /// The float parser this module had judged these differently from the Go library.
+    #[test]
+    fn durations_are_judged_as_the_go_library_judges_them() {
+        let base = PubSubConfig {
+            project_id: "p".into(),
+            ..PubSubConfig::default()
+        };
+        // Go truncates the fraction to whole nanoseconds: exactly 600s, in range.
+        let in_range = PubSubConfig {
+            retry_max_backoff: "600.0000000001s".into(),
+            ..base.clone()
+        };
+        assert_eq!(problems(in_range), Vec::<String>::new());
+        // Past Go's i64 range, and no day count either: invalid, not out of range.
+        let too_big = PubSubConfig {
+            message_retention_duration: "9999999999h".into(),
+            ..base.clone()
+        };
+        assert_eq!(
+            problems(too_big),
+            [
+                "broker.googlepubsub.message_retention_duration: invalid duration '9999999999h' \
+              (use e.g. 600s, 10m, 1h or 7d)"
+            ]
+        );
+        // Day counts, as the Go library's own extension, and their range check.
+        let days = PubSubConfig {
+            message_retention_duration: "32d".into(),
+            expiration_ttl: "32d".into(),
+            ..base
+        };
+        assert_eq!(
+            problems(days),
+            ["broker.googlepubsub.message_retention_duration must be between 10m and 31d"]
+        );
+    }
+}
