@@ -14,7 +14,7 @@
 
 use super::BrokerError;
 use crate::sentinel::config::go::parse_go_bool;
-use crate::sentinel::config::yaml::{self, fields, join, parse_int, scalar_text, suggestion};
+use crate::sentinel::config::yaml::{self, Setting, fields, join, parse_int, suggestion};
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 use std::path::{Path, PathBuf};
@@ -421,16 +421,14 @@ impl<'a> Reader<'a> {
         if let Some(v) = (self.env)(&var).filter(|v| !v.is_empty()) {
             return Some((v, var));
         }
-        match map?.get(key)? {
-            Value::Null => None,
-            value => match scalar_text(value) {
-                Some(text) => Some((text, path)),
-                None => {
-                    self.problems
-                        .push(format!("{path} must be a scalar, not a list or mapping"));
-                    None
-                }
-            },
+        match yaml::setting(map?.get(key)) {
+            Setting::Absent => None,
+            Setting::Text(text) => Some((text, path)),
+            Setting::Compound(_) => {
+                self.problems
+                    .push(format!("{path} must be a scalar, not a list or mapping"));
+                None
+            }
         }
     }
 

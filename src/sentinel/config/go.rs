@@ -1,7 +1,8 @@
-//! Everything the daemon parses or prints the way Go does, once: booleans as `strconv.ParseBool`,
-//! durations as `time.ParseDuration` and `time.Duration.String`, and the Google Cloud duration
-//! strings of the Go `hyperfleet-broker` library (`parseGoogleCloudDuration`: Go's syntax or a
-//! whole number of days), and query components as `url.QueryEscape` writes them.
+//! The Go text formats of settings and requests, each parsed or printed once: booleans as
+//! `strconv.ParseBool`, durations as `time.ParseDuration` and `time.Duration.String`, the Google
+//! Cloud duration strings of the Go `hyperfleet-broker` library (`parseGoogleCloudDuration`:
+//! Go's syntax or a whole number of days), and query components as `url.QueryEscape` writes
+//! them. (The CloudEvent's bytes, Go's `encoding/json`, stay with their encoder in `event`.)
 //!
 //! Takes text; gives values (`None` for what Go rejects), or text as Go writes it.
 //!

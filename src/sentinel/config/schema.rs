@@ -7,7 +7,7 @@
 
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
-use super::yaml::{self, describe, fields, join, scalar_text, suggestion};
+use super::yaml::{self, Setting, describe, fields, join, scalar_text, setting, suggestion};
 use super::{
     LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, Problem,
     already_reported,
@@ -262,12 +262,13 @@ impl Reader<'_> {
 
     /// A string-valued field outside the [`Key`] table; null counts as absent.
     fn text(&mut self, value: &Value, path: &str) -> Option<String> {
-        match value {
-            Value::Null => None,
-            other => scalar_text(other).or_else(|| {
+        match setting(Some(value)) {
+            Setting::Absent => None,
+            Setting::Text(text) => Some(text),
+            Setting::Compound(other) => {
                 self.problem(path, format!("expected a string, got {}", describe(other)));
                 None
-            }),
+            }
         }
     }
 

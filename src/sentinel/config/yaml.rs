@@ -34,6 +34,26 @@ pub fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
+/// What a setting's slot holds, read as Go's viper/mapstructure weak typing reads a string
+/// setting: nothing (missing or null: the default applies), the text of a scalar, or a value
+/// where no scalar can be (a sequence, a mapping, a tagged value).
+pub enum Setting<'v> {
+    /// Missing or null.
+    Absent,
+    /// A string, number or boolean as text ([`scalar_text`]).
+    Text(String),
+    /// Not a scalar.
+    Compound(&'v Value),
+}
+
+/// The [`Setting`] at `value`.
+pub fn setting(value: Option<&Value>) -> Setting<'_> {
+    match value {
+        None | Some(Value::Null) => Setting::Absent,
+        Some(value) => scalar_text(value).map_or(Setting::Compound(value), Setting::Text),
+    }
+}
+
 /// A value as the tail of `got …` in messages.
 pub fn describe(value: &Value) -> String {
     match value {
@@ -151,6 +171,11 @@ mod tests {
         assert_eq!(scalar_text(&Value::from(1.5)).as_deref(), Some("1.5"));
         assert_eq!(scalar_text(&Value::Bool(true)).as_deref(), Some("true"));
         assert_eq!(scalar_text(&Value::Null), None);
+        assert!(matches!(setting(doc.get("n")), Setting::Absent));
+        assert!(matches!(setting(None), Setting::Absent));
+        assert!(matches!(setting(doc.get("s")), Setting::Compound(_)));
+        let one = Value::from(1);
+        assert!(matches!(setting(Some(&one)), Setting::Text(t) if t == "1"));
         assert_eq!(parse_int(" 42 "), Some(42));
         assert_eq!(parse_int("4x"), None);
     }
