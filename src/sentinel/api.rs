@@ -50,7 +50,8 @@ pub struct ApiClientConfig {
     pub version: String,
     /// The timeout of each HTTP request, from connecting to the end of the body.
     pub timeout: Duration,
-    /// Resources per list page (the API rejects more than 100).
+    /// Resources per list page, the `size` query parameter (the API's OpenAPI description sets
+    /// no maximum; a config accepts 1 to 500).
     pub page_size: u32,
     /// A file holding the bearer token; no `Authorization` header when `None`.
     pub token_path: Option<PathBuf>,

@@ -390,9 +390,6 @@ impl std::fmt::Debug for Tracing {
     }
 }
 
-/// A span's attribute.
-pub type Attr = KeyValue;
-
 impl Tracing {
     /// Tracing off: every method returns `None` and builds nothing.
     pub fn off() -> Tracing {

@@ -2,10 +2,10 @@
 //! built from the resource selector.
 //!
 //! Invariant: query values are escaped exactly as Go's `url.Values.Encode` does (space as `+`,
-//! everything but ASCII alphanumerics and `-_.~` as `%XX`), so the API sees the same bytes from
+//! everything but ASCII alphanumerics and `-_.~` as `%XX`; [`query_escape`]), so the API sees the same bytes from
 //! this sentinel as from the Go one.
 
-use std::fmt::Write;
+use crate::sentinel::config::go::query_escape;
 
 /// The TSL search expression for a label selector: each `(label, value)` becomes
 /// `labels.<label>='<value>'` with single quotes in the value doubled, entries with an empty
@@ -35,31 +35,13 @@ where
     Some(terms.join(" and "))
 }
 
-/// Escapes a query component like Go's `url.QueryEscape`.
-pub(crate) fn form_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(byte as char)
-            }
-            b' ' => out.push('+'),
-            _ => {
-                // Writing to a String cannot fail.
-                let _ = write!(out, "%{byte:02X}");
-            }
-        }
-    }
-    out
-}
-
 /// `{base}/api/hyperfleet/{version}/{resource_type}`, the collection URL without a query.
 pub(crate) fn collection_url(base_url: &str, version: &str, resource_type: &str) -> String {
     format!(
         "{}/api/hyperfleet/{}/{}",
         base_url.trim_end_matches('/'),
-        form_escape(version),
-        form_escape(resource_type)
+        query_escape(version),
+        query_escape(resource_type)
     )
 }
 
@@ -68,7 +50,7 @@ pub(crate) fn page_url(collection: &str, page: u32, size: u32, search: Option<&s
     let mut url = format!("{collection}?page={page}&size={size}");
     if let Some(search) = search {
         url.push_str("&search=");
-        url.push_str(&form_escape(search));
+        url.push_str(&query_escape(search));
     }
     url
 }
@@ -76,7 +58,7 @@ pub(crate) fn page_url(collection: &str, page: u32, size: u32, search: Option<&s
 /// The connectivity probe's URL: a search no resource matches, one item at most.
 pub(crate) fn probe_url(collection: &str) -> String {
     let search = search_from_selector([("non_existing_label", "value")]).unwrap_or_default();
-    format!("{collection}?search={}&size=1", form_escape(&search))
+    format!("{collection}?search={}&size=1", query_escape(&search))
 }
 
 #[cfg(test)]
@@ -92,16 +74,6 @@ mod tests {
         );
         assert_eq!(search_from_selector(Vec::<(String, String)>::new()), None);
         assert_eq!(search_from_selector([("", "x")]), None);
-    }
-
-    #[test]
-    fn escaping_matches_go_query_escape() {
-        assert_eq!(
-            form_escape("labels.env='a b' and x=1/2&y"),
-            "labels.env%3D%27a+b%27+and+x%3D1%2F2%26y"
-        );
-        assert_eq!(form_escape("-_.~Az09"), "-_.~Az09");
-        assert_eq!(form_escape("é"), "%C3%A9");
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! URL's password never appears in an error message or in [`BrokerConfig::masked`].
 
 use super::BrokerError;
-use crate::cel::diag::nearest;
+use crate::sentinel::config::go::parse_go_bool;
+use crate::sentinel::config::yaml::{self, Setting, fields, join, parse_int, suggestion};
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 use std::path::{Path, PathBuf};
@@ -372,15 +373,6 @@ struct Reader<'a> {
     ignored: Vec<String>,
 }
 
-/// Joins a section path and a key: ("broker", "type") → "broker.type".
-fn join(section: &str, key: &str) -> String {
-    if section.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{section}.{key}")
-    }
-}
-
 impl<'a> Reader<'a> {
     /// The mapping at `value` (None for absent or null), noting unknown keys and reporting
     /// non-mappings.
@@ -388,31 +380,31 @@ impl<'a> Reader<'a> {
         &mut self,
         value: Option<&'v Value>,
         path: &str,
-        keys: &[&str],
+        keys: &[&'static str],
     ) -> Option<&'v Mapping> {
         let what = if path.is_empty() {
             "the document"
         } else {
             path
         };
-        let map = match value {
-            None | Some(Value::Null) => return None,
-            Some(Value::Mapping(map)) => map,
-            Some(_) => {
+        let map = match yaml::section(value) {
+            Ok(map) => map?,
+            Err(_) => {
                 self.problems.push(format!("{what} must be a mapping"));
                 return None;
             }
         };
-        for key in map.keys() {
-            let Some(key) = key.as_str() else {
-                let key = scalar_text(key);
+        for field in fields(map, path, keys) {
+            // viper reads string keys only; a number or boolean key is a mistake worth an error.
+            if !field.key.is_string() {
+                let key = yaml_text(field.key);
                 self.problems
                     .push(format!("{what}: keys must be strings, got {key}"));
                 continue;
-            };
-            if !keys.contains(&key) {
-                let mut msg = format!("{}: unknown key", join(path, key));
-                if let Some(near) = nearest(key, keys.iter().copied()) {
+            }
+            if field.known.is_none() {
+                let mut msg = format!("{}: unknown key", field.path);
+                if let Some(near) = suggestion(&field.name, keys) {
                     msg.push_str(&format!(" (did you mean '{near}'?)"));
                 }
                 self.ignored.push(msg);
@@ -429,12 +421,10 @@ impl<'a> Reader<'a> {
         if let Some(v) = (self.env)(&var).filter(|v| !v.is_empty()) {
             return Some((v, var));
         }
-        match map?.get(key)? {
-            Value::Null => None,
-            Value::Bool(b) => Some((b.to_string(), path)),
-            Value::Number(n) => Some((n.to_string(), path)),
-            Value::String(s) => Some((s.clone(), path)),
-            _ => {
+        match yaml::setting(map?.get(key)) {
+            Setting::Absent => None,
+            Setting::Text(text) => Some((text, path)),
+            Setting::Compound(_) => {
                 self.problems
                     .push(format!("{path} must be a scalar, not a list or mapping"));
                 None
@@ -451,29 +441,24 @@ impl<'a> Reader<'a> {
     /// A boolean setting; `None` when it is absent (or invalid, which is reported).
     fn boolean(&mut self, map: Option<&Mapping>, section: &str, key: &str) -> Option<bool> {
         let (text, from) = self.raw(map, section, key)?;
-        // Go's strconv.ParseBool, which viper uses for weakly typed input.
-        match text.as_str() {
-            "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-            "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-            _ => {
-                self.problems.push(format!(
-                    "{from} must be a boolean (true or false), got '{text}'"
-                ));
-                None
-            }
+        // Go's strconv.ParseBool, which viper uses for weakly typed input (untrimmed, as in Go).
+        let parsed = parse_go_bool(&text);
+        if parsed.is_none() {
+            self.problems.push(format!(
+                "{from} must be a boolean (true or false), got '{text}'"
+            ));
         }
+        parsed
     }
 
     fn int(&mut self, map: Option<&Mapping>, section: &str, key: &str) -> Option<i64> {
         let (text, from) = self.raw(map, section, key)?;
-        match text.trim().parse::<i64>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                self.problems
-                    .push(format!("{from} must be an integer, got '{text}'"));
-                None
-            }
+        let parsed = parse_int(&text);
+        if parsed.is_none() {
+            self.problems
+                .push(format!("{from} must be an integer, got '{text}'"));
         }
+        parsed
     }
 
     fn kind(&mut self, broker: Option<&Mapping>) -> Option<BrokerKind> {
@@ -492,7 +477,7 @@ impl<'a> Reader<'a> {
                 let mut msg = format!(
                     "{from}: unsupported broker type '{other}', expected rabbitmq, googlepubsub or stdout"
                 );
-                if let Some(near) = nearest(other, ["rabbitmq", "googlepubsub", "stdout"]) {
+                if let Some(near) = suggestion(other, &["rabbitmq", "googlepubsub", "stdout"]) {
                     msg.push_str(&format!(" (did you mean '{near}'?)"));
                 }
                 self.problems.push(msg);
@@ -548,7 +533,7 @@ impl<'a> Reader<'a> {
 }
 
 /// A YAML key rendered for an error message.
-fn scalar_text(value: &Value) -> String {
+fn yaml_text(value: &Value) -> String {
     serde_yaml::to_string(value)
         .map(|s| s.trim().to_owned())
         .unwrap_or_else(|_| "?".to_owned())

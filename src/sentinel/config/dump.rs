@@ -7,6 +7,7 @@
 //! password in `base_url` is masked (`http://user:****@host`), since the dump is printed and logged.
 
 use super::Config;
+use super::go::go_duration_string;
 use crate::decision::DecisionSource;
 use crate::message_data::MessageData;
 use crate::sentinel::broker::config::mask_url;
@@ -113,78 +114,4 @@ fn message_decision(decision: &DecisionSource) -> Value {
         ("params", Value::Sequence(params.collect())),
         ("result", text(&decision.result)),
     ])
-}
-
-/// A duration as Go's `time.Duration.String` writes it: `0s`, `1.5µs`, `300ms`, `5s`, `1m30s`,
-/// `1h0m0s`.
-pub fn go_duration_string(d: Duration) -> String {
-    let nanos = d.as_nanos();
-    if nanos == 0 {
-        return "0s".to_string();
-    }
-    if nanos < 1_000 {
-        return format!("{nanos}ns");
-    }
-    if nanos < 1_000_000 {
-        return format!("{}µs", decimal(nanos, 3));
-    }
-    if nanos < 1_000_000_000 {
-        return format!("{}ms", decimal(nanos, 6));
-    }
-    let secs = nanos / 1_000_000_000;
-    let (hours, minutes) = (secs / 3600, secs / 60 % 60);
-    let mut out = String::new();
-    if hours > 0 {
-        out.push_str(&format!("{hours}h"));
-    }
-    if hours > 0 || minutes > 0 {
-        out.push_str(&format!("{minutes}m"));
-    }
-    out.push_str(&decimal(nanos % 60_000_000_000, 9));
-    out.push('s');
-    out
-}
-
-/// `value / 10^digits` written with only the fraction digits needed.
-fn decimal(value: u128, digits: u32) -> String {
-    let unit = 10u128.pow(digits);
-    let (whole, frac) = (value / unit, value % unit);
-    if frac == 0 {
-        return whole.to_string();
-    }
-    let frac = format!("{frac:0width$}", width = digits as usize);
-    format!("{whole}.{}", frac.trim_end_matches('0'))
-}
-
-/// A signed nanosecond count in Go's duration syntax, for messages (`-1s`).
-pub(super) fn signed_go_duration(nanos: i128) -> String {
-    let magnitude = Duration::from_nanos(u64::try_from(nanos.unsigned_abs()).unwrap_or(u64::MAX));
-    let sign = if nanos < 0 { "-" } else { "" };
-    format!("{sign}{}", go_duration_string(magnitude))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_duration_strings() {
-        let cases = [
-            (Duration::ZERO, "0s"),
-            (Duration::from_nanos(1), "1ns"),
-            (Duration::from_nanos(1_500), "1.5µs"),
-            (Duration::from_micros(1_500), "1.5ms"),
-            (Duration::from_millis(300), "300ms"),
-            (Duration::from_secs(5), "5s"),
-            (Duration::from_millis(1_500), "1.5s"),
-            (Duration::from_secs(90), "1m30s"),
-            (Duration::from_secs(3600), "1h0m0s"),
-            (Duration::from_millis(3_601_500), "1h0m1.5s"),
-            (Duration::from_secs(100 * 3600), "100h0m0s"),
-        ];
-        for (d, want) in cases {
-            assert_eq!(go_duration_string(d), want, "{d:?}");
-        }
-        assert_eq!(signed_go_duration(-1_000_000_000), "-1s");
-    }
 }

@@ -5,6 +5,7 @@
 //! distinguishable from "left at its default".
 
 use super::ConfigError;
+use super::go::parse_go_bool;
 use super::keys::{Key, SPECS, Scalar, parse_text};
 use std::path::PathBuf;
 
@@ -71,16 +72,6 @@ pub struct ConfigFlags {
         value_parser = bool_flag
     )]
     pub tracing_enabled: Option<bool>,
-}
-
-/// Go's `strconv.ParseBool`: `1 t T TRUE true True` are true, `0 f F FALSE false False` false,
-/// anything else (including surrounding spaces) is not a boolean.
-pub fn parse_go_bool(text: &str) -> Option<bool> {
-    match text {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
 }
 
 /// The clap value parser of the boolean flags (clap wants the error as something displayable).
@@ -164,19 +155,6 @@ pub(super) fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_bools() {
-        for t in ["1", "t", "T", "TRUE", "true", "True"] {
-            assert_eq!(parse_go_bool(t), Some(true), "{t}");
-        }
-        for f in ["0", "f", "F", "FALSE", "false", "False"] {
-            assert_eq!(parse_go_bool(f), Some(false), "{f}");
-        }
-        for bad in ["", "yes", "tRUE", " true", "2"] {
-            assert_eq!(parse_go_bool(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn flag_beats_env_and_empty_env_is_ignored() {

@@ -4,8 +4,8 @@
 //! Invariant: [`SPECS`] is indexed by [`Key`] (`SPECS[key as usize].key == key`), checked by a
 //! unit test.
 
-use super::flags::parse_go_bool;
-use crate::cel::time::parse_duration;
+use super::go::{parse_go_bool, parse_go_duration};
+use super::yaml::parse_int;
 
 /// An overridable scalar setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,20 +201,19 @@ impl Key {
 pub(super) const DURATION_HINT: &str = "a duration such as \"5s\", \"1m30s\" or \"300ms\"";
 
 /// Parses the text of a flag, env var or YAML string as a value of `kind`. Errors are the
-/// expectation, for messages. Non-text kinds ignore surrounding spaces.
+/// expectation, for messages. Non-text kinds ignore surrounding spaces (Go's parsers do not:
+/// a documented leniency of the config, see the module doc of `config`).
 pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
     match kind {
         Kind::Text => Ok(Scalar::Text(text.to_string())),
         Kind::Bool => parse_go_bool(text.trim())
             .map(Scalar::Bool)
             .ok_or_else(|| expectation(kind)),
-        Kind::Int => text
-            .trim()
-            .parse::<i64>()
+        Kind::Int => parse_int(text)
             .map(Scalar::Int)
-            .map_err(|_| expectation(kind)),
+            .ok_or_else(|| expectation(kind)),
         Kind::Duration => parse_go_duration(text.trim())
-            .map(Scalar::Nanos)
+            .map(|nanos| Scalar::Nanos(nanos.into()))
             .ok_or_else(|| expectation(kind)),
     }
 }
@@ -227,11 +226,6 @@ pub(super) fn expectation(kind: Kind) -> String {
         Kind::Int => "expected an integer".to_string(),
         Kind::Duration => format!("expected {DURATION_HINT}"),
     }
-}
-
-/// A Go duration string (`0`, `5s`, `1m30s`, `-1.5h`) in nanoseconds.
-fn parse_go_duration(text: &str) -> Option<i128> {
-    parse_duration(text).ok().map(|d| d.nanos())
 }
 
 #[cfg(test)]
@@ -252,6 +246,13 @@ mod tests {
         assert_eq!(parse_text(Kind::Bool, "T"), Ok(Scalar::Bool(true)));
         assert!(parse_text(Kind::Bool, "yes").is_err());
         assert_eq!(parse_text(Kind::Duration, "0"), Ok(Scalar::Nanos(0)));
+        // Trimmed (the config's leniency), then read exactly as Go's time.ParseDuration.
+        assert_eq!(
+            parse_text(Kind::Duration, " 1.5s "),
+            Ok(Scalar::Nanos(1_500_000_000))
+        );
+        assert!(parse_text(Kind::Duration, "2562048h").is_err());
+        assert_eq!(parse_text(Kind::Bool, " true "), Ok(Scalar::Bool(true)));
         assert_eq!(
             parse_text(Kind::Text, " a "),
             Ok(Scalar::Text(" a ".into()))

@@ -21,9 +21,10 @@
 //! - Like Go's viper/mapstructure decoding, a string field accepts any YAML scalar (`version: 1`
 //!   is `"1"`), an integer field accepts a numeric string (`page_size: "50"`), and a boolean field
 //!   accepts the strings above. Mappings and sequences where a scalar belongs are errors.
-//! - Durations are Go duration strings (`5s`, `1m30s`, `1.5h`, `300ms`). A YAML number is rejected
-//!   (Go would silently read `poll_interval: 5` as 5 nanoseconds), except `0`, which has no unit
-//!   to get wrong.
+//! - Durations are Go duration strings (`5s`, `1m30s`, `1.5h`, `300ms`), read by [`go`] exactly
+//!   as `time.ParseDuration` reads them (so at most about 292 years), surrounding spaces
+//!   trimmed. A YAML number is rejected (Go would silently read `poll_interval: 5` as 5
+//!   nanoseconds), except `0`, which has no unit to get wrong.
 //! - A key with a null value (`poll_interval:` left blank) counts as absent and takes its default,
 //!   as in Go, except inside `message_data`, where a null leaf is an error.
 //! - `log.level`, `log.format` and `log.output` are matched case-insensitively with surrounding
@@ -48,12 +49,15 @@
 mod depth;
 mod dump;
 mod flags;
+pub mod go;
 mod keys;
 mod schema;
 mod validate;
+pub(in crate::sentinel) mod yaml;
 
-pub use dump::{dump, go_duration_string};
-pub use flags::{ConfigFlags, parse_go_bool};
+pub use dump::dump;
+pub use flags::ConfigFlags;
+pub use go::{go_duration_string, parse_go_bool};
 
 use crate::decision::DecisionSource;
 use crate::message_data::MessageData;

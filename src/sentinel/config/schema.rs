@@ -7,11 +7,11 @@
 
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
+use super::yaml::{self, Setting, describe, fields, join, scalar_text, setting, suggestion};
 use super::{
     LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, Problem,
     already_reported,
 };
-use crate::cel::diag::nearest;
 use crate::decision::{DecisionSource, ParamSource};
 use crate::message_data::MessageData;
 use serde_yaml::{Mapping, Number, Value};
@@ -126,15 +126,6 @@ pub(super) fn read(document: &Value, problems: &mut Vec<Problem>) -> Raw {
     reader.raw
 }
 
-/// `parent.key`, or `key` at the top.
-fn join(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key.to_string()
-    } else {
-        format!("{parent}.{key}")
-    }
-}
-
 /// A `message_data` path: `parent.key`, or `parent["a.b"]` when the key is not a plain word.
 fn data_path(parent: &str, key: &str) -> String {
     let plain = !key.is_empty()
@@ -145,34 +136,6 @@ fn data_path(parent: &str, key: &str) -> String {
         join(parent, key)
     } else {
         format!("{parent}[{key:?}]")
-    }
-}
-
-/// A mapping key as text: scalars as written, anything else described.
-fn key_text(key: &Value) -> String {
-    scalar_text(key).unwrap_or_else(|| describe(key))
-}
-
-/// The text of a string, number or boolean.
-fn scalar_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-/// A value as the tail of `got …` in messages.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Sequence(_) => "a sequence".to_string(),
-        Value::Mapping(_) => "a mapping".to_string(),
-        Value::Tagged(t) => format!("a value tagged {}", t.tag),
     }
 }
 
@@ -227,16 +190,11 @@ impl Reader<'_> {
     }
 
     fn unknown_key(&mut self, path: &str, key: &str, names: &[&'static str]) {
-        // No known name is near a key this long; measuring the distance would only cost time.
-        const NEAR_LEN: usize = 64;
         if self.problems.len() >= MAX_REPORTED_PROBLEMS {
             // Past what is listed, a suggestion would never be read.
             return self.problem(path, "unknown key");
         }
-        let near = (key.len() <= NEAR_LEN)
-            .then(|| nearest(key, names.iter().copied()))
-            .flatten();
-        let message = match near {
+        let message = match suggestion(key, names) {
             Some(near) => format!("unknown key, did you mean `{near}`?"),
             None => {
                 let all: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -246,16 +204,12 @@ impl Reader<'_> {
         self.problem(path, message);
     }
 
-    fn entries(&mut self, map: &Mapping, path: &str, fields: &'static [Entry]) {
-        for (k, v) in map {
-            let key = key_text(k);
-            let child = join(path, &key);
-            match fields.iter().find(|(name, _)| *name == key) {
-                Some((_, node)) => self.node(v, &child, *node),
-                None => {
-                    let names: Vec<&'static str> = fields.iter().map(|(n, _)| *n).collect();
-                    self.unknown_key(&child, &key, &names);
-                }
+    fn entries(&mut self, map: &Mapping, path: &str, entries: &'static [Entry]) {
+        let names: Vec<&'static str> = entries.iter().map(|(n, _)| *n).collect();
+        for field in fields(map, path, &names) {
+            match field.known {
+                Some(i) => self.node(field.value, &field.path, entries[i].1),
+                None => self.unknown_key(&field.path, &field.name, &names),
             }
         }
     }
@@ -284,14 +238,10 @@ impl Reader<'_> {
 
     /// A mapping; null counts as absent.
     fn mapping<'v>(&mut self, value: &'v Value, path: &str) -> Option<&'v Mapping> {
-        match value {
-            Value::Mapping(map) => Some(map),
-            Value::Null => None,
-            other => {
-                self.problem(path, format!("expected a mapping, got {}", describe(other)));
-                None
-            }
-        }
+        yaml::section(Some(value)).unwrap_or_else(|other| {
+            self.problem(path, format!("expected a mapping, got {}", describe(other)));
+            None
+        })
     }
 
     fn scalar(&mut self, value: &Value, path: &str, key: Key) {
@@ -312,12 +262,13 @@ impl Reader<'_> {
 
     /// A string-valued field outside the [`Key`] table; null counts as absent.
     fn text(&mut self, value: &Value, path: &str) -> Option<String> {
-        match value {
-            Value::Null => None,
-            other => scalar_text(other).or_else(|| {
+        match setting(Some(value)) {
+            Setting::Absent => None,
+            Setting::Text(text) => Some(text),
+            Setting::Compound(other) => {
                 self.problem(path, format!("expected a string, got {}", describe(other)));
                 None
-            }),
+            }
         }
     }
 
@@ -364,13 +315,12 @@ impl Reader<'_> {
                 continue;
             };
             let (mut label, mut value) = (None, None);
-            for (k, v) in map {
-                let key = key_text(k);
-                let child = join(&item_path, &key);
-                match key.as_str() {
-                    "label" => label = self.text(v, &child),
-                    "value" => value = self.text(v, &child),
-                    _ => self.unknown_key(&child, &key, &["label", "value"]),
+            const NAMES: &[&str] = &["label", "value"];
+            for f in fields(map, &item_path, NAMES) {
+                match f.name.as_str() {
+                    "label" => label = self.text(f.value, &f.path),
+                    "value" => value = self.text(f.value, &f.path),
+                    _ => self.unknown_key(&f.path, &f.name, NAMES),
                 }
             }
             // Like Go, an entry without a label selects nothing and is dropped; unlike Go, we say so.
@@ -403,13 +353,12 @@ impl Reader<'_> {
         let since = self.problems.len();
         let map = self.mapping(value, path)?;
         let (mut params, mut result) = (Vec::new(), None);
-        for (k, v) in map {
-            let key = key_text(k);
-            let child = join(path, &key);
-            match key.as_str() {
-                "params" => params = self.params(v, &child),
-                "result" => result = self.text(v, &child),
-                _ => self.unknown_key(&child, &key, &["params", "result"]),
+        const NAMES: &[&str] = &["params", "result"];
+        for f in fields(map, path, NAMES) {
+            match f.name.as_str() {
+                "params" => params = self.params(f.value, &f.path),
+                "result" => result = self.text(f.value, &f.path),
+                _ => self.unknown_key(&f.path, &f.name, NAMES),
             }
         }
         let result = self.required_expr(result, &join(path, "result"), since);
@@ -446,13 +395,12 @@ impl Reader<'_> {
                 continue;
             };
             let (mut name, mut expr) = (None, None);
-            for (k, v) in map {
-                let key = key_text(k);
-                let child = join(&item_path, &key);
-                match key.as_str() {
-                    "name" => name = self.text(v, &child),
-                    "expr" => expr = self.text(v, &child),
-                    _ => self.unknown_key(&child, &key, &["name", "expr"]),
+            const NAMES: &[&str] = &["name", "expr"];
+            for f in fields(map, &item_path, NAMES) {
+                match f.name.as_str() {
+                    "name" => name = self.text(f.value, &f.path),
+                    "expr" => expr = self.text(f.value, &f.path),
+                    _ => self.unknown_key(&f.path, &f.name, NAMES),
                 }
             }
             let name_path = join(&item_path, "name");

@@ -3,7 +3,7 @@
 //! Invariant: a problem about a setting set by a flag or env var names that flag or env var, and
 //! a setting that already has a type problem is not reported again as missing.
 
-use super::dump::signed_go_duration;
+use super::go::signed_go_duration;
 use super::keys::{Key, Scalar};
 use super::schema::Raw;
 use super::{

@@ -45,24 +45,6 @@ impl Collection {
         }
     }
 
-    /// The collection of a path segment, if it is one.
-    pub fn from_path(segment: &str) -> Option<Collection> {
-        match segment {
-            "clusters" => Some(Collection::Clusters),
-            "nodepools" => Some(Collection::NodePools),
-            _ => None,
-        }
-    }
-
-    /// The collection whose resources have `kind`, if any.
-    pub fn from_kind(kind: &str) -> Option<Collection> {
-        match kind {
-            "Cluster" => Some(Collection::Clusters),
-            "NodePool" => Some(Collection::NodePools),
-            _ => None,
-        }
-    }
-
     fn slot(self) -> usize {
         match self {
             Collection::Clusters => 0,

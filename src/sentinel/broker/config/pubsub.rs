@@ -1,8 +1,9 @@
-//! `broker.googlepubsub.*`: read and validated with the Go library's rules, so a config written
-//! for the Go sentinel is judged the same way, even though publishing to Pub/Sub is not
-//! supported yet.
+//! `broker.googlepubsub.*`: read and validated with the Go library's rules (its durations by
+//! [`parse_cloud_duration`], compared in nanoseconds as Go compares `time.Duration`s), so a
+//! config written for the Go sentinel is judged the same way, subscriber-side keys included.
 
 use super::{PubSubConfig, Reader};
+use crate::sentinel::config::go::parse_cloud_duration;
 use serde_yaml::Value;
 
 /// The keys of `broker.googlepubsub`.
@@ -50,8 +51,10 @@ pub(super) fn read(r: &mut Reader, value: Option<&Value>) -> PubSubConfig {
     }
 }
 
-const MINUTE: f64 = 60.0;
-const DAY: f64 = 86_400.0;
+/// Durations are compared in nanoseconds, as Go's `time.Duration`s are.
+const SECOND: i64 = 1_000_000_000;
+const MINUTE: i64 = 60 * SECOND;
+const DAY: i64 = 86_400 * SECOND;
 
 /// Validates the section for broker.type googlepubsub, pushing one message per problem.
 pub(super) fn validate(problems: &mut Vec<String>, p: &PubSubConfig) {
@@ -79,11 +82,11 @@ pub(super) fn validate(problems: &mut Vec<String>, p: &PubSubConfig) {
             problems.push(format!("{S}.{key} must be non-negative"));
         }
     }
-    let mut duration = |key: &str, text: &str| -> Option<f64> {
+    let mut duration = |key: &str, text: &str| -> Option<i64> {
         if text.is_empty() {
             return None;
         }
-        let parsed = parse_duration(text);
+        let parsed = parse_cloud_duration(text);
         if parsed.is_none() {
             problems.push(format!(
                 "{S}.{key}: invalid duration '{text}' (use e.g. 600s, 10m, 1h or 7d)"
@@ -107,23 +110,23 @@ pub(super) fn validate(problems: &mut Vec<String>, p: &PubSubConfig) {
 
 fn check_ranges(
     problems: &mut Vec<String>,
-    retention: Option<f64>,
-    ttl: Option<f64>,
-    (min_backoff, max_backoff): (Option<f64>, Option<f64>),
-    topic_retention: Option<f64>,
+    retention: Option<i64>,
+    ttl: Option<i64>,
+    (min_backoff, max_backoff): (Option<i64>, Option<i64>),
+    topic_retention: Option<i64>,
 ) {
-    let in_retention_range = |d: f64| (10.0 * MINUTE..=31.0 * DAY).contains(&d);
+    let in_retention_range = |d: i64| (10 * MINUTE..=31 * DAY).contains(&d);
     if retention.is_some_and(|d| !in_retention_range(d)) {
         problems.push(format!(
             "{S}.message_retention_duration must be between 10m and 31d"
         ));
     }
-    if let Some(ttl) = ttl.filter(|&t| t != 0.0) {
+    if let Some(ttl) = ttl.filter(|&t| t != 0) {
         if ttl < DAY {
             problems.push(format!(
                 "{S}.expiration_ttl must be at least 1d or 0 (never expire)"
             ));
-        } else if retention.is_some_and(|r| r != 0.0 && ttl < r) {
+        } else if retention.is_some_and(|r| r != 0 && ttl < r) {
             problems.push(format!(
                 "{S}.expiration_ttl must be greater than or equal to message_retention_duration"
             ));
@@ -133,7 +136,7 @@ fn check_ranges(
         ("retry_min_backoff", min_backoff),
         ("retry_max_backoff", max_backoff),
     ] {
-        if value.is_some_and(|d| !(0.0..=600.0).contains(&d)) {
+        if value.is_some_and(|d| !(0..=600 * SECOND).contains(&d)) {
             problems.push(format!("{S}.{key} must be between 0s and 600s"));
         }
     }
@@ -144,71 +147,57 @@ fn check_ranges(
             "{S}.retry_min_backoff must be less than or equal to retry_max_backoff"
         ));
     }
-    if topic_retention.is_some_and(|d| d != 0.0 && !in_retention_range(d)) {
+    if topic_retention.is_some_and(|d| d != 0 && !in_retention_range(d)) {
         problems.push(format!(
             "{S}.topic_retention_duration must be between 10m and 31d, or 0 (disabled)"
         ));
     }
 }
 
-/// Parses a duration the way the Go library does, in seconds: Go's `time.ParseDuration`
-/// (`1h30m`, `1.5s`, `300ms`, `-2m`, `0`) or a whole number of days (`7d`).
-pub(super) fn parse_duration(text: &str) -> Option<f64> {
-    let text = text.trim();
-    if let Some(days) = text.strip_suffix('d') {
-        return days.parse::<i64>().ok().map(|d| d as f64 * DAY);
-    }
-    let (sign, mut rest) = match text.as_bytes().first() {
-        Some(b'-') => (-1.0, &text[1..]),
-        Some(b'+') => (1.0, &text[1..]),
-        _ => (1.0, text),
-    };
-    if rest == "0" {
-        return Some(0.0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0.0;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..num_len].parse().ok()?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => MINUTE,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += number * scale;
-    }
-    Some(sign * total)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::*;
 
+    fn problems(config: PubSubConfig) -> Vec<String> {
+        let mut problems = Vec::new();
+        validate(&mut problems, &config);
+        problems
+    }
+
+    /// The float parser this module had judged these differently from the Go library.
     #[test]
-    fn durations_parse_like_go() {
-        assert_eq!(parse_duration("604800s"), Some(604_800.0));
-        assert_eq!(parse_duration("1h30m"), Some(5400.0));
-        assert_eq!(parse_duration("1.5s"), Some(1.5));
-        assert_eq!(parse_duration("7d"), Some(604_800.0));
-        assert_eq!(parse_duration("0"), Some(0.0));
-        assert_eq!(parse_duration("-2m"), Some(-120.0));
-        assert_eq!(parse_duration("10"), None);
-        assert_eq!(parse_duration("1.5d"), None);
-        assert_eq!(parse_duration("s"), None);
-        assert_eq!(parse_duration("3x"), None);
+    fn durations_are_judged_as_the_go_library_judges_them() {
+        let base = PubSubConfig {
+            project_id: "p".into(),
+            ..PubSubConfig::default()
+        };
+        // Go truncates the fraction to whole nanoseconds: exactly 600s, in range.
+        let in_range = PubSubConfig {
+            retry_max_backoff: "600.0000000001s".into(),
+            ..base.clone()
+        };
+        assert_eq!(problems(in_range), Vec::<String>::new());
+        // Past Go's i64 range, and no day count either: invalid, not out of range.
+        let too_big = PubSubConfig {
+            message_retention_duration: "9999999999h".into(),
+            ..base.clone()
+        };
+        assert_eq!(
+            problems(too_big),
+            [
+                "broker.googlepubsub.message_retention_duration: invalid duration '9999999999h' \
+              (use e.g. 600s, 10m, 1h or 7d)"
+            ]
+        );
+        // Day counts, as the Go library's own extension, and their range check.
+        let days = PubSubConfig {
+            message_retention_duration: "32d".into(),
+            expiration_ttl: "32d".into(),
+            ..base
+        };
+        assert_eq!(
+            problems(days),
+            ["broker.googlepubsub.message_retention_duration must be between 10m and 31d"]
+        );
     }
 }
