@@ -9,7 +9,8 @@
 //! - [`message_data`]: the CloudEvent `data` object built per published resource.
 //! - [`rules`]: everything a config compiles to (decision + message_data).
 //! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
-//! - [`sim`]: stand-ins for the HyperFleet API (and later the broker) for tests and `simulate`.
+//! - [`sim`]: an embedded HyperFleet (fake API, simulated adapters, their broker queues) for
+//!   tests and `simulate`.
 
 pub mod cel;
 pub mod cmd;

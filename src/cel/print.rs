@@ -1,12 +1,16 @@
 //! Human-readable dumps of the front end's output, for debugging rules and for golden tests:
-//! [`tokens`] prints one token per line, [`ast`] an indented tree.
+//! [`tokens`] prints one token per line, [`ast`] an indented tree, [`typed`] the typed tree (the
+//! checker's output, the back ends' input) for `sentinel ir --stage typed`.
 //!
 //! Invariant: every printed token and node shows its byte span (`@start..end`), and the output is
 //! stable text (it is snapshotted by the golden tests).
 
 use super::ast::{Expr, ExprKind, Literal, UnaryOp};
 use super::lexer::{Token, TokenKind};
+use super::functions;
 use super::span::Span;
+use super::typed::{TExpr, TExprKind, Var};
+use super::value::Value;
 use std::fmt::Write;
 
 /// One token per line: its span, then its kind and decoded value.
@@ -164,6 +168,95 @@ fn literal_text(lit: &Literal) -> String {
         Literal::Double(v) => format!("double {v:?}"),
         Literal::String(s) => format!("string {s:?}"),
         Literal::Bytes(b) => format!("bytes {}", bytes_text(b)),
+    }
+}
+
+/// The typed tree as indented lines: `<node> : <type> @start..end`, one node per line with its
+/// static type and span, children indented by two spaces and prefixed by their role where it is
+/// not obvious, as [`ast`] does.
+///
+/// Recurses over the tree: typed trees are as deep as the parsed trees they come from, which the
+/// parser bounds.
+pub fn typed(e: &TExpr) -> String {
+    let mut out = String::new();
+    typed_node(&mut out, e, 0, "");
+    out
+}
+
+fn typed_node(out: &mut String, e: &TExpr, depth: usize, role: &str) {
+    let _ = writeln!(
+        out,
+        "{:indent$}{role}{} : {} @{}..{}",
+        "",
+        typed_head(&e.kind),
+        e.ty,
+        e.span.start,
+        e.span.end,
+        indent = depth * 2
+    );
+    let n = e.children().count();
+    for (i, child) in e.children().enumerate() {
+        typed_node(out, child, depth + 1, child_role(&e.kind, i, n));
+    }
+}
+
+/// The role prefix of child `i` of `n` of a node, in the order of [`TExpr::children`].
+fn child_role(kind: &TExprKind, i: usize, n: usize) -> &'static str {
+    match kind {
+        TExprKind::Cond(..) => ["cond: ", "then: ", "else: "][i.min(2)],
+        TExprKind::Index(..) if i == 1 => "index: ",
+        TExprKind::Call(..) => "arg: ",
+        TExprKind::Map(_) if i % 2 == 0 => "key: ",
+        TExprKind::Map(_) => "value: ",
+        TExprKind::Comprehension(_) if i == 0 => "range: ",
+        TExprKind::Comprehension(_) if i + 1 == n => "body: ",
+        TExprKind::Comprehension(_) => "filter: ",
+        _ => "",
+    }
+}
+
+fn typed_head(kind: &TExprKind) -> String {
+    match kind {
+        TExprKind::Const(v) => format!("Const {}", value_text(v)),
+        TExprKind::Var(var) => format!("Var {}", var_text(*var)),
+        TExprKind::Not(_) => "Not".into(),
+        TExprKind::Neg(_) => "Neg".into(),
+        TExprKind::Binary(op, ..) => format!("Binary {}", op.symbol()),
+        TExprKind::And(..) => "And".into(),
+        TExprKind::Or(..) => "Or".into(),
+        TExprKind::Cond(..) => "Cond".into(),
+        TExprKind::Select(_, f) => format!("Select .{}", f.name),
+        TExprKind::Has(_, f) => format!("Has .{}", f.name),
+        TExprKind::Index(..) => "Index".into(),
+        TExprKind::Call(f, _) => format!("Call {}", functions::name(*f)),
+        TExprKind::MatchesConst(_, re) => format!("Matches /{}/", re.as_str()),
+        TExprKind::List(items) => format!("List len={}", items.len()),
+        TExprKind::Map(entries) => format!("Map len={}", entries.len()),
+        TExprKind::Comprehension(c) => format!("Comprehension {} depth={}", c.kind.name(), c.depth),
+    }
+}
+
+fn var_text(var: Var) -> String {
+    match var {
+        Var::Resource => "resource".into(),
+        Var::Now => "now".into(),
+        Var::Reason => "reason".into(),
+        Var::Slot(i) => format!("slot {i}"),
+        Var::Local(d) => format!("local {d}"),
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Timestamp(_) | Value::Duration(_) => {
+            functions::to_string(v).unwrap_or_else(|_| v.type_name().into())
+        }
+        Value::List(items) => format!("list len={}", items.len()),
+        Value::Map(m) => format!("map len={}", m.len()),
+        Value::Type(t) => format!("type {t}"),
+        Value::Double(d) => functions::format_double(*d),
+        other => functions::to_string(other).unwrap_or_else(|_| other.type_name().into()),
     }
 }
 

@@ -11,9 +11,9 @@
 
 use super::JitError;
 use super::abi::{self, Class, Ctx, OpKind, Tables};
-use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal, row_flags};
+use super::lower::{Helper, Lower, Lowered, Lowering, Mode, Origin, ParamVal, Unsupported, row_flags};
 use super::row::Needs;
-use crate::cel::typed::{TExpr, TExprKind};
+use crate::cel::typed::TExpr;
 use cranelift::codegen::Context;
 use cranelift::codegen::ir::UserFuncName;
 use cranelift::codegen::{isa::OwnedTargetIsa, settings};
@@ -169,28 +169,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Counts the nodes of a tree (recursion bounded by the parser's depth limit).
 pub(crate) fn count_nodes(e: &TExpr) -> usize {
-    let children: usize = match &e.kind {
-        TExprKind::Const(_) | TExprKind::Var(_) => 0,
-        TExprKind::Not(a)
-        | TExprKind::Neg(a)
-        | TExprKind::Select(a, _)
-        | TExprKind::Has(a, _)
-        | TExprKind::MatchesConst(a, _) => count_nodes(a),
-        TExprKind::Binary(_, a, b)
-        | TExprKind::And(a, b)
-        | TExprKind::Or(a, b)
-        | TExprKind::Index(a, b) => count_nodes(a) + count_nodes(b),
-        TExprKind::Cond(c, a, b) => count_nodes(c) + count_nodes(a) + count_nodes(b),
-        TExprKind::Call(_, items) | TExprKind::List(items) => items.iter().map(count_nodes).sum(),
-        TExprKind::Map(entries) => entries
-            .iter()
-            .map(|(k, v)| count_nodes(k) + count_nodes(v))
-            .sum(),
-        TExprKind::Comprehension(c) => {
-            count_nodes(&c.range) + count_nodes(&c.body) + c.filter.as_ref().map_or(0, count_nodes)
-        }
-    };
-    children + 1
+    1 + e.children().map(count_nodes).sum::<usize>()
 }
 
 fn isa(opts: &Options) -> Result<OwnedTargetIsa, JitError> {
@@ -351,14 +330,12 @@ fn body(
         let n = unit.params.len();
         for (i, p) in unit.params.iter().enumerate() {
             let Some(p) = p else { continue };
-            lower_param(&mut l, i, p, fallback[i].as_deref());
-            if let Some(why) = l.problem.take() {
+            if let Err(Unsupported(why)) = lower_param(&mut l, i, p, fallback[i].as_deref()) {
                 return Ok(Err(Attempt::Retry(i, why)));
             }
             nativeness.push(report(fallback[i].as_deref()));
         }
-        lower_result(&mut l, unit, fallback[n].as_deref());
-        if let Some(why) = l.problem.take() {
+        if let Err(Unsupported(why)) = lower_result(&mut l, unit, fallback[n].as_deref()) {
             return Ok(Err(Attempt::Retry(n, why)));
         }
         nativeness.push(report(fallback[n].as_deref()));
@@ -417,7 +394,6 @@ fn start<'a, 'm>(
         params: vec![None; unit.params.len()],
         mode: unit.mode,
         err_target,
-        problem: None,
         locals: Vec::new(),
         clean: false,
     }
@@ -463,20 +439,25 @@ fn lower_or_interpret(
     e: &TExpr,
     n: usize,
     fallback: Option<&str>,
-) -> Lowered {
+) -> Lowering<Lowered> {
     match fallback {
-        Some(_) => l.generic_raw(OpKind::Interp(e.clone(), n), Class::of(&e.ty), &[]),
+        Some(_) => Ok(l.generic_raw(OpKind::Interp(e.clone(), n), Class::of(&e.ty), &[])),
         None => l.lower(e),
     }
 }
 
 /// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
 /// (the first failing param decides).
-fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) {
+fn lower_param(
+    l: &mut Lower<'_, '_>,
+    i: usize,
+    p: &TExpr,
+    fallback: Option<&str>,
+) -> Lowering<()> {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
-    let v = lower_or_interpret(l, p, i, fallback);
+    let v = lower_or_interpret(l, p, i, fallback)?;
     l.tables.param_classes[i] = Some(v.class);
     let buf =
         l.b.ins()
@@ -514,14 +495,19 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     // Only the success path above reaches `cont`.
     l.b.seal_block(cont);
     l.b.switch_to_block(cont);
+    Ok(())
 }
 
 /// The result: returned as a decision or a value.
-fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) {
+fn lower_result(
+    l: &mut Lower<'_, '_>,
+    unit: &Unit<'_>,
+    fallback: Option<&str>,
+) -> Lowering<()> {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
-    let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback);
+    let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback)?;
     let flags = MemFlagsData::trusted();
     let out = offset_of!(Ctx, out) as i32;
     let code = match (unit.result_kind, v.class) {
@@ -546,4 +532,5 @@ fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) 
         .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
     let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
     l.b.ins().return_(&[code]);
+    Ok(())
 }
