@@ -278,7 +278,10 @@ fn every_section_is_run() {
     for (file, names) in SECTIONS {
         let text = read(file);
         let found: Vec<String> = sections(&text).into_iter().map(|(n, _)| n).collect();
-        assert_eq!(found, *names, "the sections of {file}.txt and the tests that run them");
+        assert_eq!(
+            found, *names,
+            "the sections of {file}.txt and the tests that run them"
+        );
     }
 }
 
@@ -293,26 +296,39 @@ fn comparison_catches_a_wrong_answer() {
     // Right answers pass ...
     for (source, expected) in [
         ("string(duration('90m'))", "\"5400s\""),
-        ("'abc'.charAt(9)", "error IndexOutOfRange: index out of range: 9"),
+        (
+            "'abc'.charAt(9)",
+            "error IndexOutOfRange: index out of range: 9",
+        ),
     ] {
-        assert!(run(&case(source, expected), &mut scratch).is_empty(), "{source}");
+        assert!(
+            run(&case(source, expected), &mut scratch).is_empty(),
+            "{source}"
+        );
     }
     // ... and a wrong value, type, error kind or message fails in both engines.
     for (source, expected) in [
         ("string(duration('90m'))", "\"5401s\""),
         ("size('abc')", "3u"),
         ("'abc'.charAt(9)", "error InvalidArgument"),
-        ("'abc'.charAt(9)", "error IndexOutOfRange: index out of range: 8"),
+        (
+            "'abc'.charAt(9)",
+            "error IndexOutOfRange: index out of range: 8",
+        ),
         ("'abc'.charAt(1)", "error IndexOutOfRange"),
     ] {
-        assert_eq!(run(&case(source, expected), &mut scratch).len(), 2, "{source}");
+        assert_eq!(
+            run(&case(source, expected), &mut scratch).len(),
+            2,
+            "{source}"
+        );
     }
 }
 
 #[test]
 fn literals_are_lifted_out_of_reach_of_folding() {
-    let mut ast = parse("[1, 'a', b'x', 2.5, true, 3u, null].size() + {'k': -4}.size()")
-        .expect("parses");
+    let mut ast =
+        parse("[1, 'a', b'x', 2.5, true, 3u, null].size() + {'k': -4}.size()").expect("parses");
     let (mut decls, mut values) = (Vec::new(), Vec::new());
     lift(&mut ast, &mut decls, &mut values);
     let types: Vec<Type> = decls.into_iter().map(|(_, t)| t).collect();

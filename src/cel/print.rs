@@ -6,8 +6,8 @@
 //! stable text (it is snapshotted by the golden tests).
 
 use super::ast::{Expr, ExprKind, Literal, UnaryOp};
-use super::lexer::{Token, TokenKind};
 use super::functions;
+use super::lexer::{Token, TokenKind};
 use super::span::Span;
 use super::typed::{TExpr, TExprKind, Var};
 use super::value::Value;

@@ -11,7 +11,9 @@
 
 use super::JitError;
 use super::abi::{self, Class, Ctx, OpKind, Tables};
-use super::lower::{Helper, Lower, Lowered, Lowering, Mode, Origin, ParamVal, Unsupported, row_flags};
+use super::lower::{
+    Helper, Lower, Lowered, Lowering, Mode, Origin, ParamVal, Unsupported, row_flags,
+};
 use super::row::Needs;
 use crate::cel::typed::TExpr;
 use cranelift::codegen::Context;
@@ -448,12 +450,7 @@ fn lower_or_interpret(
 
 /// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
 /// (the first failing param decides).
-fn lower_param(
-    l: &mut Lower<'_, '_>,
-    i: usize,
-    p: &TExpr,
-    fallback: Option<&str>,
-) -> Lowering<()> {
+fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) -> Lowering<()> {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
@@ -499,11 +496,7 @@ fn lower_param(
 }
 
 /// The result: returned as a decision or a value.
-fn lower_result(
-    l: &mut Lower<'_, '_>,
-    unit: &Unit<'_>,
-    fallback: Option<&str>,
-) -> Lowering<()> {
+fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) -> Lowering<()> {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;

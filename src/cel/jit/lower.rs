@@ -408,7 +408,10 @@ impl Lower<'_, '_> {
         } else if class == Class::Boxed {
             Ok(self.boxed(l))
         } else {
-            Err(Unsupported(format!("cannot hold {:?} as {class:?}", l.class)))
+            Err(Unsupported(format!(
+                "cannot hold {:?} as {class:?}",
+                l.class
+            )))
         }
     }
 

@@ -189,13 +189,7 @@ impl Lower<'_, '_> {
 
     /// Byte equality of two strings: lengths first, then the bytes (inline against a short
     /// constant, else by a helper).
-    fn string_eq(
-        &mut self,
-        la: Lowered,
-        lb: Lowered,
-        a: &TExpr,
-        b: &TExpr,
-    ) -> Lowering<ir::Value> {
+    fn string_eq(&mut self, la: Lowered, lb: Lowered, a: &TExpr, b: &TExpr) -> Lowering<ir::Value> {
         let constant = |e: &TExpr| match &e.kind {
             TExprKind::Const(Value::String(s)) if s.len() <= 16 => Some(s.clone()),
             _ => None,
