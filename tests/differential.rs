@@ -62,6 +62,7 @@ fn allocations() -> usize {
     ALLOCATIONS.with(Cell::get)
 }
 
+/// The evaluation time every differential case uses.
 pub fn now() -> Timestamp {
     parse_timestamp("2025-10-21T12:00:00Z").expect("valid now")
 }
@@ -99,6 +100,7 @@ pub fn disagreement(
     None
 }
 
+/// A decision program from `(name, expression)` params and a result expression.
 pub fn program(params: &[(&str, &str)], result: &str) -> Program {
     let src = DecisionSource {
         params: params

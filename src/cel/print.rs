@@ -206,7 +206,7 @@ fn child_role(kind: &TExprKind, i: usize, n: usize) -> &'static str {
         TExprKind::Cond(..) => ["cond: ", "then: ", "else: "][i.min(2)],
         TExprKind::Index(..) if i == 1 => "index: ",
         TExprKind::Call(..) => "arg: ",
-        TExprKind::Map(_) if i % 2 == 0 => "key: ",
+        TExprKind::Map(_) if i.is_multiple_of(2) => "key: ",
         TExprKind::Map(_) => "value: ",
         TExprKind::Comprehension(_) if i == 0 => "range: ",
         TExprKind::Comprehension(_) if i + 1 == n => "body: ",

@@ -17,7 +17,7 @@
 //! ranges returns an `Overflow` error instead. Arithmetic *between* durations and the difference
 //! of two timestamps must moreover fit in `i64` nanoseconds (±292 years), as in cel-go and cel-cpp.
 
-use super::value::{ErrorKind, EvalError};
+use super::value::EvalError;
 
 mod duration_text;
 mod rfc3339;

@@ -3,6 +3,7 @@
 //! it), the constructors and accessors of the types, error messages, and properties (proptest).
 
 use super::rfc3339::fraction_trimmed;
+use crate::cel::value::ErrorKind;
 use super::*;
 use ErrorKind::{InvalidArgument, NoMatchingOverload, Overflow};
 use proptest::prelude::*;
