@@ -3,8 +3,8 @@
 //! it), the constructors and accessors of the types, error messages, and properties (proptest).
 
 use super::rfc3339::fraction_trimmed;
-use crate::cel::value::ErrorKind;
 use super::*;
+use crate::cel::value::ErrorKind;
 use ErrorKind::{InvalidArgument, NoMatchingOverload, Overflow};
 use proptest::prelude::*;
 
