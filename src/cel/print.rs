@@ -300,4 +300,46 @@ Ternary @0..37
 ";
         assert_eq!(ast(&expr), expected);
     }
+
+    #[test]
+    fn typed_tree_names_roles_types_and_spans() {
+        use crate::cel::check::{Env, check};
+        use crate::cel::types::Type;
+        let env = Env::with_slots(&[("x".into(), Type::Dyn), ("s".into(), Type::String)]);
+        // Every role prefix: cond/then/else, index, key/value, range/filter/body, arg.
+        let source = "x ? -x[1] : {'k': [1, 2].map(v, v > 1, v * 2), \
+                      'h': has(x.f) && !s.matches('a+'), 'n': s.indexOf('b', 1)}";
+        let ast = parse(source).unwrap_or_else(|d| panic!("{d:?}"));
+        let t = check(&ast, &env).unwrap_or_else(|d| panic!("{d:?}"));
+        let expected = r#"Cond : dyn @0..105
+  cond: Var slot 0 : dyn @0..1
+  then: Neg : dyn @4..9
+    Index : dyn @5..9
+      Var slot 0 : dyn @5..6
+      index: Const 1 : int @7..8
+  else: Map len=3 : map(string, dyn) @12..105
+    key: Const "k" : string @13..16
+    value: Comprehension map depth=0 : list(int) @18..45
+      range: Const list len=2 : list(int) @18..24
+      filter: Binary > : bool @32..37
+        Var local 0 : int @32..33
+        Const 1 : int @36..37
+      body: Binary * : int @39..44
+        Var local 0 : int @39..40
+        Const 2 : int @43..44
+    key: Const "h" : string @47..50
+    value: And : bool @52..80
+      Has .f : bool @52..60
+        Var slot 0 : dyn @56..57
+      Not : bool @64..80
+        Matches /a+/ : bool @65..80
+          Var slot 1 : string @65..66
+    key: Const "n" : string @82..85
+    value: Call indexOf : int @87..104
+      arg: Var slot 1 : string @87..88
+      arg: Const "b" : string @97..100
+      arg: Const 1 : int @102..103
+"#;
+        assert_eq!(typed(&t), expected);
+    }
 }
