@@ -146,7 +146,9 @@ pub(crate) fn build(unit: &Unit<'_>, opts: &Options) -> Result<Built, JitError> 
             "the rules are too large for native code ({total} weighted nodes, at most {MAX_UNIT_NODES})"
         )));
     }
-    for _ in 0..=n {
+    // Each retry moves one more of the n + 1 expressions to the interpreter, and the attempt
+    // after the last move succeeds: at most n + 2 attempts.
+    for _ in 0..n + 2 {
         let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             attempt(unit, &fallback, opts)
         }))
@@ -526,4 +528,58 @@ fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) 
     let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
     l.b.ins().return_(&[code]);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{JitExpr, JitProgram, Scratch};
+    use super::*;
+    use crate::cel::interp::{self, Activation};
+    use crate::cel::span::Span;
+    use crate::cel::typed::{TExprKind, Var};
+    use crate::cel::types::Type;
+    use crate::cel::value::Value;
+
+    fn node(kind: TExprKind, ty: Type) -> TExpr {
+        TExpr {
+            kind,
+            ty,
+            span: Span::default(),
+        }
+    }
+
+    /// A comprehension variable outside any comprehension: no checker builds it, so lowering
+    /// reports it `Unsupported`, and the expression runs in the interpreter instead.
+    fn stray_local() -> TExpr {
+        node(TExprKind::Var(Var::Local(0)), Type::Int)
+    }
+
+    #[test]
+    fn an_unsupported_expression_runs_in_the_interpreter() {
+        let e = stray_local();
+        let native = JitExpr::compile(&e, &Options::default()).expect("compiles with a fallback");
+        assert_eq!(
+            native.nativeness(),
+            &Nativeness::Interpreted("comprehension variable outside a comprehension".into())
+        );
+        let act = Activation::default();
+        let got = native.eval(&act, &mut Scratch::default());
+        assert_eq!(format!("{got:?}"), format!("{:?}", interp::eval(&e, &act)));
+    }
+
+    #[test]
+    fn only_the_unsupported_param_falls_back() {
+        let one = node(TExprKind::Const(Value::Int(1)), Type::Int);
+        let result = node(TExprKind::Const(Value::Bool(true)), Type::Bool);
+        let program = JitProgram::compile(&[one, stray_local()], &result, &Options::default())
+            .expect("compiles with a fallback");
+        assert_eq!(
+            program.nativeness(),
+            [
+                Nativeness::Native,
+                Nativeness::Interpreted("comprehension variable outside a comprehension".into()),
+                Nativeness::Native,
+            ]
+        );
+    }
 }
