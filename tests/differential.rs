@@ -39,6 +39,7 @@ thread_local! {
     static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
 }
 
+#[allow(unsafe_code)] // a counting allocator: unsafe by its trait
 // SAFETY: forwards to the system allocator; the counter is a const thread-local without a
 // destructor, so touching it never allocates.
 unsafe impl GlobalAlloc for Counting {
@@ -61,6 +62,7 @@ fn allocations() -> usize {
     ALLOCATIONS.with(Cell::get)
 }
 
+/// The evaluation time every differential case uses.
 pub fn now() -> Timestamp {
     parse_timestamp("2025-10-21T12:00:00Z").expect("valid now")
 }
@@ -98,6 +100,7 @@ pub fn disagreement(
     None
 }
 
+/// A decision program from `(name, expression)` params and a result expression.
 pub fn program(params: &[(&str, &str)], result: &str) -> Program {
     let src = DecisionSource {
         params: params

@@ -6,7 +6,7 @@
 
 use super::re2;
 use super::strings;
-use super::time::{self, Duration, TimePart, Timestamp};
+use super::time::{self, TimePart, Timestamp};
 use super::typed::Builtin;
 use super::types::Type;
 use super::value::{ErrorKind, EvalError, EvalResult, Value, check_size};
@@ -641,16 +641,6 @@ pub fn format_double(d: f64) -> String {
         return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
     format!("{d}")
-}
-
-/// A timestamp for `now` and tests: `Timestamp` from RFC 3339 text.
-pub fn timestamp_from_rfc3339(text: &str) -> Result<Timestamp, EvalError> {
-    time::parse_timestamp(text)
-}
-
-/// A duration from whole seconds (for defaults and tests).
-pub fn duration_from_secs(secs: i64) -> Result<Duration, EvalError> {
-    Duration::from_nanos(i128::from(secs) * 1_000_000_000)
 }
 
 #[cfg(test)]

@@ -769,34 +769,7 @@ impl Projection {
     }
 
     fn add_children(&mut self, e: &crate::cel::typed::TExpr) {
-        use crate::cel::typed::TExprKind as K;
-        match &e.kind {
-            K::Const(_) | K::Var(_) => {}
-            K::Not(a) | K::Neg(a) | K::Select(a, _) | K::Has(a, _) | K::MatchesConst(a, _) => {
-                self.add_reads(a)
-            }
-            K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Index(a, b) => {
-                self.add_reads(a);
-                self.add_reads(b);
-            }
-            K::Cond(a, b, c) => {
-                self.add_reads(a);
-                self.add_reads(b);
-                self.add_reads(c);
-            }
-            K::Call(_, args) | K::List(args) => args.iter().for_each(|a| self.add_reads(a)),
-            K::Map(entries) => entries.iter().for_each(|(k, v)| {
-                self.add_reads(k);
-                self.add_reads(v);
-            }),
-            K::Comprehension(c) => {
-                self.add_reads(&c.range);
-                if let Some(f) = &c.filter {
-                    self.add_reads(f);
-                }
-                self.add_reads(&c.body);
-            }
-        }
+        e.children().for_each(|c| self.add_reads(c));
     }
 }
 

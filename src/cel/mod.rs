@@ -8,9 +8,12 @@
 pub mod ast;
 pub mod check;
 pub mod diag;
+pub mod format;
 pub mod functions;
 pub mod host;
 pub mod interp;
+// The one place with `unsafe`: calling compiled code and the helpers it calls back.
+#[allow(unsafe_code)]
 pub mod jit;
 pub mod json;
 pub mod lexer;

@@ -1,12 +1,16 @@
 //! Human-readable dumps of the front end's output, for debugging rules and for golden tests:
-//! [`tokens`] prints one token per line, [`ast`] an indented tree.
+//! [`tokens`] prints one token per line, [`ast`] an indented tree, [`typed`] the typed tree (the
+//! checker's output, the back ends' input) for `sentinel ir --stage typed`.
 //!
 //! Invariant: every printed token and node shows its byte span (`@start..end`), and the output is
 //! stable text (it is snapshotted by the golden tests).
 
 use super::ast::{Expr, ExprKind, Literal, UnaryOp};
+use super::functions;
 use super::lexer::{Token, TokenKind};
 use super::span::Span;
+use super::typed::{TExpr, TExprKind, Var};
+use super::value::Value;
 use std::fmt::Write;
 
 /// One token per line: its span, then its kind and decoded value.
@@ -167,6 +171,95 @@ fn literal_text(lit: &Literal) -> String {
     }
 }
 
+/// The typed tree as indented lines: `<node> : <type> @start..end`, one node per line with its
+/// static type and span, children indented by two spaces and prefixed by their role where it is
+/// not obvious, as [`ast`] does.
+///
+/// Recurses over the tree: typed trees are as deep as the parsed trees they come from, which the
+/// parser bounds.
+pub fn typed(e: &TExpr) -> String {
+    let mut out = String::new();
+    typed_node(&mut out, e, 0, "");
+    out
+}
+
+fn typed_node(out: &mut String, e: &TExpr, depth: usize, role: &str) {
+    let _ = writeln!(
+        out,
+        "{:indent$}{role}{} : {} @{}..{}",
+        "",
+        typed_head(&e.kind),
+        e.ty,
+        e.span.start,
+        e.span.end,
+        indent = depth * 2
+    );
+    let n = e.children().count();
+    for (i, child) in e.children().enumerate() {
+        typed_node(out, child, depth + 1, child_role(&e.kind, i, n));
+    }
+}
+
+/// The role prefix of child `i` of `n` of a node, in the order of [`TExpr::children`].
+fn child_role(kind: &TExprKind, i: usize, n: usize) -> &'static str {
+    match kind {
+        TExprKind::Cond(..) => ["cond: ", "then: ", "else: "][i.min(2)],
+        TExprKind::Index(..) if i == 1 => "index: ",
+        TExprKind::Call(..) => "arg: ",
+        TExprKind::Map(_) if i.is_multiple_of(2) => "key: ",
+        TExprKind::Map(_) => "value: ",
+        TExprKind::Comprehension(_) if i == 0 => "range: ",
+        TExprKind::Comprehension(_) if i + 1 == n => "body: ",
+        TExprKind::Comprehension(_) => "filter: ",
+        _ => "",
+    }
+}
+
+fn typed_head(kind: &TExprKind) -> String {
+    match kind {
+        TExprKind::Const(v) => format!("Const {}", value_text(v)),
+        TExprKind::Var(var) => format!("Var {}", var_text(*var)),
+        TExprKind::Not(_) => "Not".into(),
+        TExprKind::Neg(_) => "Neg".into(),
+        TExprKind::Binary(op, ..) => format!("Binary {}", op.symbol()),
+        TExprKind::And(..) => "And".into(),
+        TExprKind::Or(..) => "Or".into(),
+        TExprKind::Cond(..) => "Cond".into(),
+        TExprKind::Select(_, f) => format!("Select .{}", f.name),
+        TExprKind::Has(_, f) => format!("Has .{}", f.name),
+        TExprKind::Index(..) => "Index".into(),
+        TExprKind::Call(f, _) => format!("Call {}", functions::name(*f)),
+        TExprKind::MatchesConst(_, re) => format!("Matches /{}/", re.as_str()),
+        TExprKind::List(items) => format!("List len={}", items.len()),
+        TExprKind::Map(entries) => format!("Map len={}", entries.len()),
+        TExprKind::Comprehension(c) => format!("Comprehension {} depth={}", c.kind.name(), c.depth),
+    }
+}
+
+fn var_text(var: Var) -> String {
+    match var {
+        Var::Resource => "resource".into(),
+        Var::Now => "now".into(),
+        Var::Reason => "reason".into(),
+        Var::Slot(i) => format!("slot {i}"),
+        Var::Local(d) => format!("local {d}"),
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Timestamp(_) | Value::Duration(_) => {
+            functions::to_string(v).unwrap_or_else(|_| v.type_name().into())
+        }
+        Value::List(items) => format!("list len={}", items.len()),
+        Value::Map(m) => format!("map len={}", m.len()),
+        Value::Type(t) => format!("type {t}"),
+        Value::Double(d) => functions::format_double(*d),
+        other => functions::to_string(other).unwrap_or_else(|_| other.type_name().into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +299,47 @@ Ternary @0..37
       Literal bool true @31..35
 ";
         assert_eq!(ast(&expr), expected);
+    }
+
+    #[test]
+    fn typed_tree_names_roles_types_and_spans() {
+        use crate::cel::check::{Env, check};
+        use crate::cel::types::Type;
+        let env = Env::with_slots(&[("x".into(), Type::Dyn), ("s".into(), Type::String)]);
+        // Every role prefix: cond/then/else, index, key/value, range/filter/body, arg.
+        let source = "x ? -x[1] : {'k': [1, 2].map(v, v > 1, v * 2), \
+                      'h': has(x.f) && !s.matches('a+'), 'n': s.indexOf('b', 1)}";
+        let ast = parse(source).unwrap_or_else(|d| panic!("{d:?}"));
+        let t = check(&ast, &env).unwrap_or_else(|d| panic!("{d:?}"));
+        let expected = r#"Cond : dyn @0..105
+  cond: Var slot 0 : dyn @0..1
+  then: Neg : dyn @4..9
+    Index : dyn @5..9
+      Var slot 0 : dyn @5..6
+      index: Const 1 : int @7..8
+  else: Map len=3 : map(string, dyn) @12..105
+    key: Const "k" : string @13..16
+    value: Comprehension map depth=0 : list(int) @18..45
+      range: Const list len=2 : list(int) @18..24
+      filter: Binary > : bool @32..37
+        Var local 0 : int @32..33
+        Const 1 : int @36..37
+      body: Binary * : int @39..44
+        Var local 0 : int @39..40
+        Const 2 : int @43..44
+    key: Const "h" : string @47..50
+    value: And : bool @52..80
+      Has .f : bool @52..60
+        Var slot 0 : dyn @56..57
+      Not : bool @64..80
+        Matches /a+/ : bool @65..80
+          Var slot 1 : string @65..66
+    key: Const "n" : string @82..85
+    value: Call indexOf : int @87..104
+      arg: Var slot 1 : string @87..88
+      arg: Const "b" : string @97..100
+      arg: Const 1 : int @102..103
+"#;
+        assert_eq!(typed(&t), expected);
     }
 }

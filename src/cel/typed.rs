@@ -162,3 +162,84 @@ pub enum TExprKind {
     /// An expanded macro.
     Comprehension(Box<TComprehension>),
 }
+
+impl TExpr {
+    /// The node's direct children, in the order they are written (a comprehension's range, its
+    /// filter if any, then its body; a map's keys and values alternating). Walkers that only
+    /// need to visit every node use this instead of matching every variant.
+    pub fn children(&self) -> impl Iterator<Item = &TExpr> {
+        type Fixed<'a> = [Option<&'a TExpr>; 3];
+        let none: Fixed<'_> = [None; 3];
+        let (fixed, items, entries): (Fixed<'_>, &[TExpr], &[(TExpr, TExpr)]) = match &self.kind {
+            TExprKind::Const(_) | TExprKind::Var(_) => (none, &[], &[]),
+            TExprKind::Not(a)
+            | TExprKind::Neg(a)
+            | TExprKind::Select(a, _)
+            | TExprKind::Has(a, _)
+            | TExprKind::MatchesConst(a, _) => ([Some(a), None, None], &[], &[]),
+            TExprKind::Binary(_, a, b)
+            | TExprKind::And(a, b)
+            | TExprKind::Or(a, b)
+            | TExprKind::Index(a, b) => ([Some(a), Some(b), None], &[], &[]),
+            TExprKind::Cond(c, a, b) => ([Some(c), Some(a), Some(b)], &[], &[]),
+            TExprKind::Call(_, items) | TExprKind::List(items) => (none, items, &[]),
+            TExprKind::Map(entries) => (none, &[], entries),
+            TExprKind::Comprehension(c) => {
+                ([Some(&c.range), c.filter.as_ref(), Some(&c.body)], &[], &[])
+            }
+        };
+        fixed
+            .into_iter()
+            .flatten()
+            .chain(items)
+            .chain(entries.iter().flat_map(|(k, v)| [k, v]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::check::{Env, check};
+    use crate::cel::parse;
+
+    fn typed(source: &str) -> TExpr {
+        let env = Env::with_slots(&[("x".into(), Type::Dyn)]);
+        check(&parse(source).expect("parses"), &env).expect("checks")
+    }
+
+    /// The spans of a node's children, as source text.
+    fn children_text<'s>(source: &'s str, e: &TExpr) -> Vec<&'s str> {
+        e.children()
+            .map(|c| &source[c.span.start as usize..c.span.end as usize])
+            .collect()
+    }
+
+    #[test]
+    fn children_come_in_written_order() {
+        let cases: &[(&str, &[&str])] = &[
+            ("x", &[]),
+            ("!x", &["x"]),
+            ("x + 1", &["x", "1"]),
+            ("x ? x.a : x[1]", &["x", "x.a", "x[1]"]),
+            ("x[2]", &["x", "2"]),
+            ("[x, x.b, 3]", &["x", "x.b", "3"]),
+            ("{x: 1, 'k': x}", &["x", "1", "'k'", "x"]),
+            ("x.size()", &["x"]),
+        ];
+        for &(source, expected) in cases {
+            let e = typed(source);
+            assert_eq!(children_text(source, &e), expected, "{source}");
+        }
+    }
+
+    #[test]
+    fn a_comprehension_yields_range_filter_body() {
+        let source = "x.map(v, v > 1, v * 2)";
+        let e = typed(source);
+        assert!(matches!(e.kind, TExprKind::Comprehension(_)));
+        assert_eq!(children_text(source, &e), ["x", "v > 1", "v * 2"]);
+        let source = "x.all(v, v)";
+        let e = typed(source);
+        assert_eq!(children_text(source, &e), ["x", "v"]);
+    }
+}

@@ -143,7 +143,7 @@ fn front_end(program: &Program, item: &Item<'_>, stage: Stage) -> String {
     match stage {
         Stage::Tokens => lex(item.source).map_or_else(rendered, |t| print::tokens(&t)),
         Stage::Ast => parse(item.source).map_or_else(rendered, |a| print::ast(&a)),
-        _ => jit::typed(match item.index {
+        _ => print::typed(match item.index {
             Some(i) => &program.params[i].expr,
             None => &program.result,
         }),

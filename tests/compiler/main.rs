@@ -10,13 +10,16 @@
 //! - [`known_list`]: the shrink-only list of known failures that conformance and decisions share
 //!   (tests/data/conformance/known_failures.txt, tests/data/decisions/deviations.txt).
 //!
-//! Engine tables (expression ⇒ expected value or error, run through the interpreter AND the JIT)
-//! belong in tests/eval_tables.rs, not here. The interpreter-vs-JIT differential tests are
+//! - [`eval_tables`]: the engine tables tests/data/eval/*.txt (expression ⇒ expected value or
+//!   error: the time and string functions), run through the interpreter AND the JIT.
+//!
+//! The interpreter-vs-JIT differential tests are
 //! tests/differential.rs, a binary of their own for their counting allocator; this binary's
 //! allocator is the per-thread counting one of [`scenarios`].
 
 mod conformance;
 mod decisions;
+mod eval_tables;
 mod golden;
 mod known_list;
 mod scenarios;

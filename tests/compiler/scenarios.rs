@@ -412,6 +412,7 @@ thread_local! {
     static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+#[allow(unsafe_code)] // a counting allocator: unsafe by its trait
 // SAFETY: forwards to the system allocator; the counter is a const thread-local without a
 // destructor, so touching it never allocates.
 unsafe impl std::alloc::GlobalAlloc for Counting {

@@ -11,9 +11,11 @@
 
 use super::JitError;
 use super::abi::{self, Class, Ctx, OpKind, Tables};
-use super::lower::{Helper, Lower, Lowered, Mode, Origin, ParamVal, row_flags};
+use super::lower::{
+    Helper, Lower, Lowered, Lowering, Mode, Origin, ParamVal, Unsupported, row_flags,
+};
 use super::row::Needs;
-use crate::cel::typed::{TExpr, TExprKind};
+use crate::cel::typed::TExpr;
 use cranelift::codegen::Context;
 use cranelift::codegen::ir::UserFuncName;
 use cranelift::codegen::{isa::OwnedTargetIsa, settings};
@@ -144,7 +146,9 @@ pub(crate) fn build(unit: &Unit<'_>, opts: &Options) -> Result<Built, JitError> 
             "the rules are too large for native code ({total} weighted nodes, at most {MAX_UNIT_NODES})"
         )));
     }
-    for _ in 0..=n {
+    // Each retry moves one more of the n + 1 expressions to the interpreter, and the attempt
+    // after the last move succeeds: at most n + 2 attempts.
+    for _ in 0..n + 2 {
         let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             attempt(unit, &fallback, opts)
         }))
@@ -169,28 +173,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Counts the nodes of a tree (recursion bounded by the parser's depth limit).
 pub(crate) fn count_nodes(e: &TExpr) -> usize {
-    let children: usize = match &e.kind {
-        TExprKind::Const(_) | TExprKind::Var(_) => 0,
-        TExprKind::Not(a)
-        | TExprKind::Neg(a)
-        | TExprKind::Select(a, _)
-        | TExprKind::Has(a, _)
-        | TExprKind::MatchesConst(a, _) => count_nodes(a),
-        TExprKind::Binary(_, a, b)
-        | TExprKind::And(a, b)
-        | TExprKind::Or(a, b)
-        | TExprKind::Index(a, b) => count_nodes(a) + count_nodes(b),
-        TExprKind::Cond(c, a, b) => count_nodes(c) + count_nodes(a) + count_nodes(b),
-        TExprKind::Call(_, items) | TExprKind::List(items) => items.iter().map(count_nodes).sum(),
-        TExprKind::Map(entries) => entries
-            .iter()
-            .map(|(k, v)| count_nodes(k) + count_nodes(v))
-            .sum(),
-        TExprKind::Comprehension(c) => {
-            count_nodes(&c.range) + count_nodes(&c.body) + c.filter.as_ref().map_or(0, count_nodes)
-        }
-    };
-    children + 1
+    1 + e.children().map(count_nodes).sum::<usize>()
 }
 
 fn isa(opts: &Options) -> Result<OwnedTargetIsa, JitError> {
@@ -351,14 +334,12 @@ fn body(
         let n = unit.params.len();
         for (i, p) in unit.params.iter().enumerate() {
             let Some(p) = p else { continue };
-            lower_param(&mut l, i, p, fallback[i].as_deref());
-            if let Some(why) = l.problem.take() {
+            if let Err(Unsupported(why)) = lower_param(&mut l, i, p, fallback[i].as_deref()) {
                 return Ok(Err(Attempt::Retry(i, why)));
             }
             nativeness.push(report(fallback[i].as_deref()));
         }
-        lower_result(&mut l, unit, fallback[n].as_deref());
-        if let Some(why) = l.problem.take() {
+        if let Err(Unsupported(why)) = lower_result(&mut l, unit, fallback[n].as_deref()) {
             return Ok(Err(Attempt::Retry(n, why)));
         }
         nativeness.push(report(fallback[n].as_deref()));
@@ -417,7 +398,6 @@ fn start<'a, 'm>(
         params: vec![None; unit.params.len()],
         mode: unit.mode,
         err_target,
-        problem: None,
         locals: Vec::new(),
         clean: false,
     }
@@ -463,20 +443,20 @@ fn lower_or_interpret(
     e: &TExpr,
     n: usize,
     fallback: Option<&str>,
-) -> Lowered {
+) -> Lowering<Lowered> {
     match fallback {
-        Some(_) => l.generic_raw(OpKind::Interp(e.clone(), n), Class::of(&e.ty), &[]),
+        Some(_) => Ok(l.generic_raw(OpKind::Interp(e.clone(), n), Class::of(&e.ty), &[])),
         None => l.lower(e),
     }
 }
 
 /// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
 /// (the first failing param decides).
-fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) {
+fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) -> Lowering<()> {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
-    let v = lower_or_interpret(l, p, i, fallback);
+    let v = lower_or_interpret(l, p, i, fallback)?;
     l.tables.param_classes[i] = Some(v.class);
     let buf =
         l.b.ins()
@@ -514,14 +494,15 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     // Only the success path above reaches `cont`.
     l.b.seal_block(cont);
     l.b.switch_to_block(cont);
+    Ok(())
 }
 
 /// The result: returned as a decision or a value.
-fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) {
+fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) -> Lowering<()> {
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
-    let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback);
+    let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback)?;
     let flags = MemFlagsData::trusted();
     let out = offset_of!(Ctx, out) as i32;
     let code = match (unit.result_kind, v.class) {
@@ -546,4 +527,59 @@ fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) 
         .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
     let code = l.b.ins().iconst(types::I32, i64::from(RET_FAILED));
     l.b.ins().return_(&[code]);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{JitExpr, JitProgram, Scratch};
+    use super::*;
+    use crate::cel::interp::{self, Activation};
+    use crate::cel::span::Span;
+    use crate::cel::typed::{TExprKind, Var};
+    use crate::cel::types::Type;
+    use crate::cel::value::Value;
+
+    fn node(kind: TExprKind, ty: Type) -> TExpr {
+        TExpr {
+            kind,
+            ty,
+            span: Span::default(),
+        }
+    }
+
+    /// A comprehension variable outside any comprehension: no checker builds it, so lowering
+    /// reports it `Unsupported`, and the expression runs in the interpreter instead.
+    fn stray_local() -> TExpr {
+        node(TExprKind::Var(Var::Local(0)), Type::Int)
+    }
+
+    #[test]
+    fn an_unsupported_expression_runs_in_the_interpreter() {
+        let e = stray_local();
+        let native = JitExpr::compile(&e, &Options::default()).expect("compiles with a fallback");
+        assert_eq!(
+            native.nativeness(),
+            &Nativeness::Interpreted("comprehension variable outside a comprehension".into())
+        );
+        let act = Activation::default();
+        let got = native.eval(&act, &mut Scratch::default());
+        assert_eq!(format!("{got:?}"), format!("{:?}", interp::eval(&e, &act)));
+    }
+
+    #[test]
+    fn only_the_unsupported_param_falls_back() {
+        let one = node(TExprKind::Const(Value::Int(1)), Type::Int);
+        let result = node(TExprKind::Const(Value::Bool(true)), Type::Bool);
+        let program = JitProgram::compile(&[one, stray_local()], &result, &Options::default())
+            .expect("compiles with a fallback");
+        assert_eq!(
+            program.nativeness(),
+            [
+                Nativeness::Native,
+                Nativeness::Interpreted("comprehension variable outside a comprehension".into()),
+                Nativeness::Native,
+            ]
+        );
+    }
 }

@@ -153,6 +153,14 @@ pub(crate) enum Mode {
     Standalone,
 }
 
+/// Why an expression cannot be lowered (a bug of the lowering rather than of the rule): the
+/// expression then runs in the interpreter, and `sentinel check` reports this text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Unsupported(pub String);
+
+/// What lowering gives: the value, or why the expression must run in the interpreter.
+pub(crate) type Lowering<T> = Result<T, Unsupported>;
+
 /// The lowering context of one function.
 pub(crate) struct Lower<'a, 'm> {
     pub b: FunctionBuilder<'a>,
@@ -172,8 +180,6 @@ pub(crate) struct Lower<'a, 'm> {
     pub mode: Mode,
     /// Where a failing operation jumps, with the error pointer.
     pub err_target: Block,
-    /// Why the expression being lowered cannot be lowered (then it runs in the interpreter).
-    pub problem: Option<String>,
     /// The variables of the enclosing comprehensions, by depth.
     pub locals: Vec<ParamVal>,
     /// Lowering the body for rows without field errors ([`crate::cel::jit::Prepared`]'s
@@ -211,7 +217,7 @@ pub(crate) fn pair_flags() -> MemFlagsData {
 
 impl Lower<'_, '_> {
     /// Lowers an expression; its errors jump to the current error target.
-    pub(crate) fn lower(&mut self, e: &TExpr) -> Lowered {
+    pub(crate) fn lower(&mut self, e: &TExpr) -> Lowering<Lowered> {
         match &e.kind {
             TExprKind::Const(v) => self.lower_const(v, e),
             TExprKind::Var(var) => self.lower_var(*var, e),
@@ -243,7 +249,7 @@ impl Lower<'_, '_> {
         }
     }
 
-    fn lower_const(&mut self, v: &Value, e: &TExpr) -> Lowered {
+    fn lower_const(&mut self, v: &Value, e: &TExpr) -> Lowering<Lowered> {
         let class = Class::of(&e.ty);
         let ins = self.b.ins();
         let v = match (class, v) {
@@ -254,12 +260,9 @@ impl Lower<'_, '_> {
             (Class::Timestamp, Value::Timestamp(t)) => self.i128_const(t.nanos()),
             (Class::Duration, Value::Duration(d)) => self.i128_const(d.nanos()),
             (Class::Boxed, v) => self.boxed_const(v.clone()),
-            _ => {
-                self.problem = Some(format!("constant {v:?} of type {}", e.ty));
-                return self.dummy(class);
-            }
+            _ => return Err(Unsupported(format!("constant {v:?} of type {}", e.ty))),
         };
-        Lowered::new(v, class)
+        Ok(Lowered::new(v, class))
     }
 
     pub(crate) fn i128_const(&mut self, n: i128) -> ir::Value {
@@ -279,31 +282,18 @@ impl Lower<'_, '_> {
         self.b.ins().iconst(self.ptr, addr)
     }
 
-    /// A placeholder value of a class, for code after a lowering problem (never run).
-    pub(crate) fn dummy(&mut self, class: Class) -> Lowered {
-        let v = match class {
-            Class::Double => self.b.ins().f64const(0.0),
-            Class::Timestamp | Class::Duration => self.i128_const(0),
-            other => {
-                let ty = self.cl_type(other);
-                self.b.ins().iconst(ty, 0)
-            }
-        };
-        Lowered::new(v, class)
-    }
-
-    fn lower_var(&mut self, var: Var, e: &TExpr) -> Lowered {
+    fn lower_var(&mut self, var: Var, e: &TExpr) -> Lowering<Lowered> {
         let class = Class::of(&e.ty);
         match (self.mode, var) {
             (Mode::Decision, Var::Resource) => {
-                let row = self.row_ptr();
+                let row = self.row_ptr()?;
                 let offset = self.slot_offset(FieldKey::Resource) + offset_of!(Slot, boxed) as i32;
                 let v = self.b.ins().load(self.ptr, row_flags(), row, offset);
-                Lowered {
+                Ok(Lowered {
                     v,
                     class: Class::Boxed,
                     origin: Origin::Resource,
-                }
+                })
             }
             (Mode::Decision, Var::Now) => {
                 let v = self.b.ins().load(
@@ -312,39 +302,31 @@ impl Lower<'_, '_> {
                     self.ctx,
                     offset_of!(Ctx, now) as i32,
                 );
-                Lowered::new(v, Class::Timestamp)
+                Ok(Lowered::new(v, Class::Timestamp))
             }
             (Mode::Decision, Var::Slot(i)) => match self.params.get(i).copied().flatten() {
-                Some(p) => Lowered {
+                Some(p) => Ok(Lowered {
                     v: self.b.use_var(p.var),
                     class: p.class,
                     origin: p.origin,
-                },
-                None => {
-                    self.problem = Some(format!("param {i} is not available"));
-                    self.dummy(class)
-                }
+                }),
+                None => Err(Unsupported(format!("param {i} is not available"))),
             },
             (_, Var::Local(d)) => match self.locals.get(d).copied() {
-                Some(local) => Lowered::new(self.b.use_var(local.var), local.class),
-                None => {
-                    self.problem = Some("comprehension variable outside a comprehension".into());
-                    self.dummy(class)
-                }
+                Some(local) => Ok(Lowered::new(self.b.use_var(local.var), local.class)),
+                None => Err(Unsupported(
+                    "comprehension variable outside a comprehension".into(),
+                )),
             },
             // Everything else is bound by the interpreter's activation.
-            _ => self.generic(OpKind::Interp(e.clone(), 0), class, &[]),
+            _ => Ok(self.generic(OpKind::Interp(e.clone(), 0), class, &[])),
         }
     }
 
-    pub(crate) fn row_ptr(&mut self) -> ir::Value {
-        match self.row {
-            Some(r) => r,
-            None => {
-                self.problem = Some("resource row outside a decision".into());
-                self.b.ins().iconst(self.ptr, 0)
-            }
-        }
+    /// The prepared row's pointer (decision programs only).
+    pub(crate) fn row_ptr(&self) -> Lowering<ir::Value> {
+        self.row
+            .ok_or_else(|| Unsupported("resource row outside a decision".into()))
     }
 
     // ---- emission utilities ----------------------------------------------------------------
@@ -377,7 +359,7 @@ impl Lower<'_, '_> {
     }
 
     /// Lowers `e` with its errors jumping to `target` instead of the current error target.
-    pub(crate) fn lower_catching(&mut self, e: &TExpr, target: Block) -> Lowered {
+    pub(crate) fn lower_catching(&mut self, e: &TExpr, target: Block) -> Lowering<Lowered> {
         let saved = std::mem::replace(&mut self.err_target, target);
         let l = self.lower(e);
         self.err_target = saved;
@@ -420,14 +402,16 @@ impl Lower<'_, '_> {
     }
 
     /// Converts to `class` (only ever scalar → boxed, for `dyn` positions).
-    pub(crate) fn coerce(&mut self, l: Lowered, class: Class) -> ir::Value {
+    pub(crate) fn coerce(&mut self, l: Lowered, class: Class) -> Lowering<ir::Value> {
         if l.class == class {
-            l.v
+            Ok(l.v)
         } else if class == Class::Boxed {
-            self.boxed(l)
+            Ok(self.boxed(l))
         } else {
-            self.problem = Some(format!("cannot hold {:?} as {class:?}", l.class));
-            self.dummy(class).v
+            Err(Unsupported(format!(
+                "cannot hold {:?} as {class:?}",
+                l.class
+            )))
         }
     }
 

@@ -9,7 +9,7 @@
 //! interpreter checks for duplicate keys between entries).
 
 use super::abi::{Class, OpKind};
-use super::lower::{Lower, Lowered, Mode, Origin, pair_flags, row_flags};
+use super::lower::{Lower, Lowered, Lowering, Mode, Origin, Unsupported, pair_flags, row_flags};
 use super::lower_ops::placeholder;
 use super::row::{FieldKey, SLOT_SIZE, Slot};
 use crate::cel::host::{FieldType, condition_field, resource_field};
@@ -21,8 +21,13 @@ use std::mem::offset_of;
 use std::sync::Arc;
 
 impl Lower<'_, '_> {
-    pub(crate) fn lower_select(&mut self, target: &TExpr, field: &str, e: &TExpr) -> Lowered {
-        let lt = self.lower(target);
+    pub(crate) fn lower_select(
+        &mut self,
+        target: &TExpr,
+        field: &str,
+        e: &TExpr,
+    ) -> Lowering<Lowered> {
+        let lt = self.lower(target)?;
         let class = Class::of(&e.ty);
         let key = match lt.origin {
             Origin::Resource => resource_field(field).and_then(|d| match d.ty {
@@ -36,13 +41,13 @@ impl Lower<'_, '_> {
             }),
             _ => None,
         };
-        match key {
+        Ok(match key {
             Some(key @ (FieldKey::Generation | FieldKey::CondGeneration(_))) => {
-                let v = self.read_slot(key, types::I64, 0);
+                let v = self.read_slot(key, types::I64, 0)?;
                 Lowered::new(v, Class::Int)
             }
             Some(key) => {
-                let v = self.read_slot(key, self.ptr, offset_of!(Slot, boxed));
+                let v = self.read_slot(key, self.ptr, offset_of!(Slot, boxed))?;
                 Lowered {
                     v,
                     class: Class::Boxed,
@@ -50,7 +55,7 @@ impl Lower<'_, '_> {
                 }
             }
             None => self.generic(OpKind::Select(Arc::from(field)), class, &[lt]),
-        }
+        })
     }
 
     /// The offset of `key`'s slot in the row.
@@ -59,8 +64,13 @@ impl Lower<'_, '_> {
     }
 
     /// Reads a slot: fails with its error, else loads `ty` at `field` within it.
-    pub(crate) fn read_slot(&mut self, key: FieldKey, ty: ir::Type, field: usize) -> ir::Value {
-        let row = self.row_ptr();
+    pub(crate) fn read_slot(
+        &mut self,
+        key: FieldKey,
+        ty: ir::Type,
+        field: usize,
+    ) -> Lowering<ir::Value> {
+        let row = self.row_ptr()?;
         let base = self.slot_offset(key);
         if !self.clean {
             let err = self.b.ins().load(
@@ -76,32 +86,45 @@ impl Lower<'_, '_> {
         } else {
             row_flags()
         };
-        self.b.ins().load(ty, flags, row, base + field as i32)
+        Ok(self.b.ins().load(ty, flags, row, base + field as i32))
     }
 
-    pub(crate) fn lower_has(&mut self, target: &TExpr, field: &str) -> Lowered {
-        let lt = self.lower(target);
-        self.generic(OpKind::Has(Arc::from(field)), Class::Bool, &[lt])
+    pub(crate) fn lower_has(&mut self, target: &TExpr, field: &str) -> Lowering<Lowered> {
+        let lt = self.lower(target)?;
+        Ok(self.generic(OpKind::Has(Arc::from(field)), Class::Bool, &[lt]))
     }
 
-    pub(crate) fn lower_index(&mut self, target: &TExpr, key: &TExpr, e: &TExpr) -> Lowered {
-        let lt = self.lower(target);
-        let lk = self.lower(key);
-        self.generic(OpKind::Index, Class::of(&e.ty), &[lt, lk])
+    pub(crate) fn lower_index(
+        &mut self,
+        target: &TExpr,
+        key: &TExpr,
+        e: &TExpr,
+    ) -> Lowering<Lowered> {
+        let lt = self.lower(target)?;
+        let lk = self.lower(key)?;
+        Ok(self.generic(OpKind::Index, Class::of(&e.ty), &[lt, lk]))
     }
 
-    pub(crate) fn lower_call(&mut self, f: Builtin, args: &[TExpr], e: &TExpr) -> Lowered {
+    pub(crate) fn lower_call(
+        &mut self,
+        f: Builtin,
+        args: &[TExpr],
+        e: &TExpr,
+    ) -> Lowering<Lowered> {
         let class = Class::of(&e.ty);
         if let (Builtin::Condition, Mode::Decision, [arg]) = (f, self.mode, args)
             && let TExprKind::Const(Value::String(name)) = &arg.kind
         {
             return self.constant_condition(name);
         }
-        let lowered: Vec<Lowered> = args.iter().map(|a| self.lower(a)).collect();
+        let lowered = args
+            .iter()
+            .map(|a| self.lower(a))
+            .collect::<Lowering<Vec<Lowered>>>()?;
         if let (Builtin::ToTimestamp, [l]) = (f, lowered.as_slice())
-            && let Some(t) = self.parsed_time(l.origin)
+            && let Some(t) = self.parsed_time(l.origin)?
         {
-            return t;
+            return Ok(t);
         }
         if f == Builtin::Condition {
             // `condition` reads the activation's resource: the interpreter evaluates the call.
@@ -116,24 +139,24 @@ impl Lower<'_, '_> {
                 ty: e.ty.clone(),
                 span: e.span,
             };
-            return self.generic(OpKind::Shell(shell), class, &lowered);
+            return Ok(self.generic(OpKind::Shell(shell), class, &lowered));
         }
-        self.generic(OpKind::Call(f), class, &lowered)
+        Ok(self.generic(OpKind::Call(f), class, &lowered))
     }
 
     /// `condition("<name>")`: the condition's slot (the resource's conditions error, if any).
-    fn constant_condition(&mut self, name: &str) -> Lowered {
+    fn constant_condition(&mut self, name: &str) -> Lowering<Lowered> {
         let c = self.needs.cond(name);
-        let v = self.read_slot(FieldKey::Cond(c), self.ptr, offset_of!(Slot, boxed));
-        Lowered {
+        let v = self.read_slot(FieldKey::Cond(c), self.ptr, offset_of!(Slot, boxed))?;
+        Ok(Lowered {
             v,
             class: Class::Boxed,
             origin: Origin::Cond(c),
-        }
+        })
     }
 
     /// `timestamp(x)` where `x` is a time field of the row: its pre-parsed value.
-    fn parsed_time(&mut self, origin: Origin) -> Option<Lowered> {
+    fn parsed_time(&mut self, origin: Origin) -> Lowering<Option<Lowered>> {
         let key = match origin {
             Origin::Str(FieldKey::ResourceStr(f)) if f.def().ty == FieldType::Time => {
                 FieldKey::ResourceTime(f)
@@ -141,10 +164,10 @@ impl Lower<'_, '_> {
             Origin::Str(FieldKey::CondStr(c, f)) if f.def().ty == FieldType::Time => {
                 FieldKey::CondTime(c, f)
             }
-            _ => return None,
+            _ => return Ok(None),
         };
-        let v = self.read_slot(key, types::I128, offset_of!(Slot, w));
-        Some(Lowered::new(v, Class::Timestamp))
+        let v = self.read_slot(key, types::I128, offset_of!(Slot, w))?;
+        Ok(Some(Lowered::new(v, Class::Timestamp)))
     }
 
     pub(crate) fn lower_matches(
@@ -152,8 +175,8 @@ impl Lower<'_, '_> {
         subject: &TExpr,
         re: &Arc<regex::Regex>,
         e: &TExpr,
-    ) -> Lowered {
-        let ls = self.lower(subject);
+    ) -> Lowering<Lowered> {
+        let ls = self.lower(subject)?;
         let shell = TExpr {
             kind: TExprKind::MatchesConst(
                 Box::new(placeholder(0, subject.ty.clone(), subject)),
@@ -162,11 +185,14 @@ impl Lower<'_, '_> {
             ty: e.ty.clone(),
             span: e.span,
         };
-        self.generic(OpKind::Shell(shell), Class::Bool, &[ls])
+        Ok(self.generic(OpKind::Shell(shell), Class::Bool, &[ls]))
     }
 
-    pub(crate) fn lower_list(&mut self, items: &[TExpr], e: &TExpr) -> Lowered {
-        let lowered: Vec<Lowered> = items.iter().map(|i| self.lower(i)).collect();
+    pub(crate) fn lower_list(&mut self, items: &[TExpr], e: &TExpr) -> Lowering<Lowered> {
+        let lowered = items
+            .iter()
+            .map(|i| self.lower(i))
+            .collect::<Lowering<Vec<Lowered>>>()?;
         let shell = TExpr {
             kind: TExprKind::List(
                 items
@@ -178,21 +204,20 @@ impl Lower<'_, '_> {
             ty: e.ty.clone(),
             span: e.span,
         };
-        self.generic(OpKind::Shell(shell), Class::Boxed, &lowered)
+        Ok(self.generic(OpKind::Shell(shell), Class::Boxed, &lowered))
     }
 
     /// Map literals: entries computed natively with their errors caught, then the interpreter's
     /// map construction, which checks keys between entries and so decides which error wins.
-    pub(crate) fn lower_map(&mut self, e: &TExpr) -> Lowered {
+    pub(crate) fn lower_map(&mut self, e: &TExpr) -> Lowering<Lowered> {
         let TExprKind::Map(entries) = &e.kind else {
-            self.problem = Some("not a map literal".into());
-            return self.dummy(Class::Boxed);
+            return Err(Unsupported("not a map literal".into()));
         };
         let mut args = Vec::with_capacity(entries.len() * 4);
         let mut shell_entries = Vec::with_capacity(entries.len());
         for (k, v) in entries {
             for part in [k, v] {
-                let (value, err) = self.lower_captured(part);
+                let (value, err) = self.lower_captured(part)?;
                 args.extend([value, err]);
             }
             let slot = shell_entries.len() * 2;
@@ -206,17 +231,17 @@ impl Lower<'_, '_> {
             ty: e.ty.clone(),
             span: e.span,
         };
-        self.generic_raw(OpKind::ShellCaptured(shell), Class::Boxed, &args)
+        Ok(self.generic_raw(OpKind::ShellCaptured(shell), Class::Boxed, &args))
     }
 
     /// Lowers `e` with its error caught: (boxed value or null, error or null).
-    fn lower_captured(&mut self, e: &TExpr) -> (ir::Value, ir::Value) {
+    fn lower_captured(&mut self, e: &TExpr) -> Lowering<(ir::Value, ir::Value)> {
         let handler = self.b.create_block();
         let err = self.b.append_block_param(handler, self.ptr);
         let join = self.b.create_block();
         let value = self.b.append_block_param(join, self.ptr);
         let error = self.b.append_block_param(join, self.ptr);
-        let l = self.lower_catching(e, handler);
+        let l = self.lower_catching(e, handler)?;
         let p = self.boxed(l);
         let null = self.b.ins().iconst(self.ptr, 0);
         self.b
@@ -231,6 +256,6 @@ impl Lower<'_, '_> {
         self.b.seal_block(handler);
         self.b.seal_block(join);
         self.b.switch_to_block(join);
-        (value, error)
+        Ok((value, error))
     }
 }

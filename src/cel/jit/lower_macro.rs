@@ -9,7 +9,7 @@
 //! the offending value.
 
 use super::abi::{Class, OpKind};
-use super::lower::{Helper, Lower, Lowered, ParamVal};
+use super::lower::{Helper, Lower, Lowered, Lowering, ParamVal, Unsupported};
 use super::lower_ops::placeholder;
 use crate::cel::ast::MacroKind;
 use crate::cel::typed::{TComprehension, TExpr, TExprKind, Var};
@@ -26,16 +26,17 @@ struct Loop {
 }
 
 impl Lower<'_, '_> {
-    pub(crate) fn lower_comprehension(&mut self, e: &TExpr) -> Lowered {
+    pub(crate) fn lower_comprehension(&mut self, e: &TExpr) -> Lowering<Lowered> {
         let TExprKind::Comprehension(c) = &e.kind else {
-            self.problem = Some("not a comprehension".into());
-            return self.dummy(Class::of(&e.ty));
+            return Err(Unsupported("not a comprehension".into()));
         };
         if self.locals.len() != c.depth {
-            self.problem = Some(format!("comprehension depth {} out of order", c.depth));
-            return self.dummy(Class::of(&e.ty));
+            return Err(Unsupported(format!(
+                "comprehension depth {} out of order",
+                c.depth
+            )));
         }
-        let range = self.lower(&c.range);
+        let range = self.lower(&c.range)?;
         let range = self.boxed(range);
         let n = self.range_len(c, range);
         let class = Class::of(&var_type(&c.range.ty));
@@ -86,7 +87,7 @@ impl Lower<'_, '_> {
     }
 
     /// Starts a loop over `0..n`: the current block becomes the body, with the element bound.
-    fn loop_begin(&mut self, range: ir::Value, n: ir::Value) -> Loop {
+    fn loop_begin(&mut self, range: ir::Value, n: ir::Value) -> Lowering<Loop> {
         let header = self.b.create_block();
         let index = self.b.append_block_param(header, types::I64);
         let body = self.b.create_block();
@@ -101,13 +102,7 @@ impl Lower<'_, '_> {
         self.b.seal_block(body);
         self.b.switch_to_block(body);
         let Some(local) = self.locals.last().copied() else {
-            self.problem = Some("loop without a variable".into());
-            return Loop {
-                header,
-                latch,
-                exit,
-                index,
-            };
+            return Err(Unsupported("loop without a variable".into()));
         };
         let class = self.b.ins().iconst(types::I64, local.class as i64);
         let out = self.out_addr();
@@ -117,12 +112,12 @@ impl Lower<'_, '_> {
         }
         let item = self.load_out(local.class);
         self.b.def_var(local.var, item);
-        Loop {
+        Ok(Loop {
             header,
             latch,
             exit,
             index,
-        }
+        })
     }
 
     /// Ends the body (every path to the next element jumps to the latch) and continues in the
@@ -166,10 +161,10 @@ impl Lower<'_, '_> {
 
     /// A predicate's truth (0/1 in an `i8`), failing (to the current error target) on a
     /// non-bool with the error of `kind`.
-    fn predicate(&mut self, e: &TExpr, kind: MacroKind) -> ir::Value {
-        let l = self.lower(e);
+    fn predicate(&mut self, e: &TExpr, kind: MacroKind) -> Lowering<ir::Value> {
+        let l = self.lower(e)?;
         if l.class == Class::Bool {
-            return l.v;
+            return Ok(l.v);
         }
         let boxed = self.boxed(l);
         let t = self.call(Helper::Truth, &[boxed]).unwrap_or(boxed);
@@ -186,25 +181,31 @@ impl Lower<'_, '_> {
         // The branch and the (never taken) end of `bad` are the ways into `good`.
         self.b.seal_block(good);
         self.b.switch_to_block(good);
-        t
+        Ok(t)
     }
 
     /// `all` / `exists`: the absorbing value (false / true) ends the loop; errors and non-bools
     /// are remembered (the first one) and become the result if nothing absorbs.
-    fn fold_quantifier(&mut self, c: &TComprehension, range: ir::Value, n: ir::Value) -> Lowered {
+    fn fold_quantifier(
+        &mut self,
+        c: &TComprehension,
+        range: ir::Value,
+        n: ir::Value,
+    ) -> Lowering<Lowered> {
         let absorbing = i64::from(c.kind == MacroKind::Exists);
         let first_err = self.b.declare_var(self.ptr);
         let null = self.b.ins().iconst(self.ptr, 0);
         self.b.def_var(first_err, null);
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I8);
-        let lp = self.loop_begin(range, n);
+        let lp = self.loop_begin(range, n)?;
 
         let on_err = self.b.create_block();
         let err = self.b.append_block_param(on_err, self.ptr);
         let saved = std::mem::replace(&mut self.err_target, on_err);
         let t = self.predicate(&c.body, c.kind);
         self.err_target = saved;
+        let t = t?;
         let absorbed = self.b.ins().iconst(types::I8, absorbing);
         let is_abs = self.b.ins().icmp_imm_s(IntCC::Equal, t, absorbing);
         self.b
@@ -235,16 +236,21 @@ impl Lower<'_, '_> {
         // The loop's absorbing exits and its end are every way into `done`.
         self.b.seal_block(done);
         self.b.switch_to_block(done);
-        Lowered::new(result, Class::Bool)
+        Ok(Lowered::new(result, Class::Bool))
     }
 
     /// `exists_one`: counts true elements; the first error or non-bool is the result.
-    fn fold_exists_one(&mut self, c: &TComprehension, range: ir::Value, n: ir::Value) -> Lowered {
+    fn fold_exists_one(
+        &mut self,
+        c: &TComprehension,
+        range: ir::Value,
+        n: ir::Value,
+    ) -> Lowering<Lowered> {
         let count = self.b.declare_var(types::I64);
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(count, zero);
-        let lp = self.loop_begin(range, n);
-        let t = self.predicate(&c.body, c.kind);
+        let lp = self.loop_begin(range, n)?;
+        let t = self.predicate(&c.body, c.kind)?;
         let wide = self.b.ins().uextend(types::I64, t);
         let so_far = self.b.use_var(count);
         let sum = self.b.ins().iadd(so_far, wide);
@@ -253,22 +259,27 @@ impl Lower<'_, '_> {
         self.loop_end(lp);
         let total = self.b.use_var(count);
         let one = self.b.ins().icmp_imm_s(IntCC::Equal, total, 1);
-        Lowered::new(one, Class::Bool)
+        Ok(Lowered::new(one, Class::Bool))
     }
 
     /// `map` (with its optional filter) and `filter`: builds a list; the first error or
     /// non-bool predicate is the result.
-    fn fold_list(&mut self, c: &TComprehension, range: ir::Value, n: ir::Value) -> Lowered {
+    fn fold_list(
+        &mut self,
+        c: &TComprehension,
+        range: ir::Value,
+        n: ir::Value,
+    ) -> Lowering<Lowered> {
         let ctx = self.ctx;
         let handle = self.call(Helper::ListNew, &[ctx]).unwrap_or(n);
-        let lp = self.loop_begin(range, n);
+        let lp = self.loop_begin(range, n)?;
         let local = self.locals.last().copied();
         let predicate = match c.kind {
             MacroKind::Map => c.filter.as_ref(),
             _ => Some(&c.body),
         };
         if let Some(p) = predicate {
-            let t = self.predicate(p, MacroKind::Filter);
+            let t = self.predicate(p, MacroKind::Filter)?;
             let keep = self.b.create_block();
             self.b.ins().brif(t, keep, &[], lp.latch, &[]);
             // The predicate's test is the only way into `keep`.
@@ -276,9 +287,9 @@ impl Lower<'_, '_> {
             self.b.switch_to_block(keep);
         }
         let item = match (c.kind, local) {
-            (MacroKind::Map, _) => self.lower(&c.body),
+            (MacroKind::Map, _) => self.lower(&c.body)?,
             (_, Some(local)) => Lowered::new(self.b.use_var(local.var), local.class),
-            (_, None) => self.dummy(Class::Boxed),
+            (_, None) => return Err(Unsupported("loop without a variable".into())),
         };
         let boxed = self.boxed(item);
         if let Some(err) = self.call(Helper::ListPush, &[ctx, handle, boxed]) {
@@ -289,7 +300,7 @@ impl Lower<'_, '_> {
         let list = self
             .call(Helper::ListFinish, &[ctx, handle])
             .unwrap_or(handle);
-        Lowered::new(list, Class::Boxed)
+        Ok(Lowered::new(list, Class::Boxed))
     }
 }
 

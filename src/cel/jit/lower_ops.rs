@@ -7,7 +7,7 @@
 //! so compiled code never traps.
 
 use super::abi::{Class, OpKind};
-use super::lower::{Helper, Lower, Lowered, Mode, Origin, bytes_flags, row_flags};
+use super::lower::{Helper, Lower, Lowered, Lowering, Mode, Origin, bytes_flags, row_flags};
 use super::row::Slot;
 use crate::cel::ast::BinaryOp;
 use crate::cel::typed::{TExpr, TExprKind, Var};
@@ -18,18 +18,18 @@ use cranelift::prelude::{FloatCC, InstBuilder, IntCC, types};
 use std::mem::offset_of;
 
 impl Lower<'_, '_> {
-    pub(crate) fn lower_not(&mut self, a: &TExpr, e: &TExpr) -> Lowered {
-        let la = self.lower(a);
-        match la.class {
+    pub(crate) fn lower_not(&mut self, a: &TExpr, e: &TExpr) -> Lowering<Lowered> {
+        let la = self.lower(a)?;
+        Ok(match la.class {
             Class::Bool => Lowered::new(self.b.ins().bxor_imm_s(la.v, 1), Class::Bool),
             _ => self.generic(OpKind::Not, Class::of(&e.ty), &[la]),
-        }
+        })
     }
 
-    pub(crate) fn lower_neg(&mut self, a: &TExpr, e: &TExpr) -> Lowered {
-        let la = self.lower(a);
+    pub(crate) fn lower_neg(&mut self, a: &TExpr, e: &TExpr) -> Lowering<Lowered> {
+        let la = self.lower(a)?;
         let class = Class::of(&e.ty);
-        match la.class {
+        Ok(match la.class {
             Class::Int => {
                 let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, la.v, i64::MIN);
                 let v = self.guarded(
@@ -46,7 +46,7 @@ impl Lower<'_, '_> {
                 let v = self.scalar(OpKind::ScalarNeg(other), class, la, None);
                 Lowered::new(v, class)
             }
-        }
+        })
     }
 
     pub(crate) fn lower_binary(
@@ -55,9 +55,9 @@ impl Lower<'_, '_> {
         a: &TExpr,
         b: &TExpr,
         e: &TExpr,
-    ) -> Lowered {
-        let la = self.lower(a);
-        let lb = self.lower(b);
+    ) -> Lowering<Lowered> {
+        let la = self.lower(a)?;
+        let lb = self.lower(b)?;
         let class = Class::of(&e.ty);
         let comparison = matches!(
             op,
@@ -84,7 +84,7 @@ impl Lower<'_, '_> {
                     && a.ty == Type::String
                     && b.ty == Type::String =>
             {
-                let eq = self.string_eq(la, lb, a, b);
+                let eq = self.string_eq(la, lb, a, b)?;
                 if op == BinaryOp::Ne {
                     self.b.ins().bxor_imm_s(eq, 1)
                 } else {
@@ -94,9 +94,9 @@ impl Lower<'_, '_> {
             (ca, cb) if ca != Class::Boxed && cb != Class::Boxed && class != Class::Boxed => {
                 self.scalar(OpKind::Scalar(op, ca, cb), class, la, Some(lb))
             }
-            _ => return self.generic(OpKind::Binary(op), class, &[la, lb]),
+            _ => return Ok(self.generic(OpKind::Binary(op), class, &[la, lb])),
         };
-        Lowered::new(v, class)
+        Ok(Lowered::new(v, class))
     }
 
     /// `int` (signed) or `uint` arithmetic and comparison.
@@ -189,7 +189,7 @@ impl Lower<'_, '_> {
 
     /// Byte equality of two strings: lengths first, then the bytes (inline against a short
     /// constant, else by a helper).
-    fn string_eq(&mut self, la: Lowered, lb: Lowered, a: &TExpr, b: &TExpr) -> ir::Value {
+    fn string_eq(&mut self, la: Lowered, lb: Lowered, a: &TExpr, b: &TExpr) -> Lowering<ir::Value> {
         let constant = |e: &TExpr| match &e.kind {
             TExprKind::Const(Value::String(s)) if s.len() <= 16 => Some(s.clone()),
             _ => None,
@@ -205,27 +205,27 @@ impl Lower<'_, '_> {
         let na = self.b.ins().load(types::I64, flags, la.v, 8);
         let pb = self.b.ins().load(self.ptr, flags, lb.v, 0);
         let nb = self.b.ins().load(types::I64, flags, lb.v, 8);
-        self.call(Helper::BytesEq, &[pa, na, pb, nb]).unwrap_or(na)
+        Ok(self.call(Helper::BytesEq, &[pa, na, pb, nb]).unwrap_or(na))
     }
 
     /// A string's length, and its first 8 bytes when it sits in a row slot.
-    fn string_len(&mut self, l: Lowered) -> (ir::Value, Option<ir::Value>) {
+    fn string_len(&mut self, l: Lowered) -> Lowering<(ir::Value, Option<ir::Value>)> {
         if let Origin::Str(key) = l.origin {
-            let row = self.row_ptr();
+            let row = self.row_ptr()?;
             let base = self.slot_offset(key) + offset_of!(Slot, w) as i32;
             let len = self.b.ins().load(types::I64, row_flags(), row, base);
             let prefix = self.b.ins().load(types::I64, row_flags(), row, base + 8);
-            return (len, Some(prefix));
+            return Ok((len, Some(prefix)));
         }
-        (self.b.ins().load(types::I64, bytes_flags(), l.v, 8), None)
+        Ok((self.b.ins().load(types::I64, bytes_flags(), l.v, 8), None))
     }
 
     /// A string equal to constant bytes: from the row slot's length and prefix alone for up to
     /// 8 bytes, else the length and then the bytes.
-    fn string_eq_const(&mut self, l: Lowered, c: &[u8]) -> ir::Value {
-        let (len, prefix) = self.string_len(l);
+    fn string_eq_const(&mut self, l: Lowered, c: &[u8]) -> Lowering<ir::Value> {
+        let (len, prefix) = self.string_len(l)?;
         if c.is_empty() {
-            return self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
+            return Ok(self.b.ins().icmp_imm_s(IntCC::Equal, len, 0));
         }
         let same_len = self.b.ins().icmp_imm_s(IntCC::Equal, len, c.len() as i64);
         if let (Some(prefix), true) = (prefix, c.len() <= 8) {
@@ -233,7 +233,7 @@ impl Lower<'_, '_> {
             bytes[..c.len()].copy_from_slice(c);
             let expected = u64::from_le_bytes(bytes) as i64;
             let same = self.b.ins().icmp_imm_s(IntCC::Equal, prefix, expected);
-            return self.b.ins().band(same_len, same);
+            return Ok(self.b.ins().band(same_len, same));
         }
         let compare = self.b.create_block();
         let done = self.b.create_block();
@@ -251,7 +251,7 @@ impl Lower<'_, '_> {
         // Both the length test and the byte comparison have jumped to `done`.
         self.b.seal_block(done);
         self.b.switch_to_block(done);
-        result
+        Ok(result)
     }
 
     /// Compares 1..=16 bytes at `p` with `c`, with at most two (overlapping) loads per side.
@@ -288,11 +288,11 @@ impl Lower<'_, '_> {
         all.unwrap_or_else(|| self.b.ins().iconst(types::I8, 1))
     }
 
-    pub(crate) fn lower_and(&mut self, a: &TExpr, b: &TExpr) -> Lowered {
+    pub(crate) fn lower_and(&mut self, a: &TExpr, b: &TExpr) -> Lowering<Lowered> {
         self.lower_logic(a, b, BinaryOp::And)
     }
 
-    pub(crate) fn lower_or(&mut self, a: &TExpr, b: &TExpr) -> Lowered {
+    pub(crate) fn lower_or(&mut self, a: &TExpr, b: &TExpr) -> Lowering<Lowered> {
         self.lower_logic(a, b, BinaryOp::Or)
     }
 
@@ -328,7 +328,7 @@ impl Lower<'_, '_> {
 
     /// `&&` and `||` on two bools: the absorbing value (false for `&&`, true for `||`) on either
     /// side decides; else the left error, then the right error, else the other value.
-    fn lower_logic_bool(&mut self, a: &TExpr, b: &TExpr, absorbing: i64) -> Lowered {
+    fn lower_logic_bool(&mut self, a: &TExpr, b: &TExpr, absorbing: i64) -> Lowering<Lowered> {
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I8);
         let right = self.b.create_block();
@@ -339,7 +339,7 @@ impl Lower<'_, '_> {
 
         let on_left_err = self.b.create_block();
         let left_e = self.b.append_block_param(on_left_err, self.ptr);
-        let la = self.lower_catching(a, on_left_err);
+        let la = self.lower_catching(a, on_left_err)?;
         self.branch_on(
             la.v,
             absorbing,
@@ -356,7 +356,7 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(right);
         let on_right_err = self.b.create_block();
         let right_e = self.b.append_block_param(on_right_err, self.ptr);
-        let lb = self.lower_catching(b, on_right_err);
+        let lb = self.lower_catching(b, on_right_err)?;
         let settle = self.b.create_block();
         self.branch_on(
             lb.v,
@@ -384,24 +384,24 @@ impl Lower<'_, '_> {
         self.b.seal_block(on_right_err);
         self.b.seal_block(done);
         self.b.switch_to_block(done);
-        Lowered::new(result, Class::Bool)
+        Ok(Lowered::new(result, Class::Bool))
     }
 
     /// `&&` and `||` with CEL's commutative error absorption: the absorbing value (false for
     /// `&&`, true for `||`) on either side decides; else the left error, then the right error,
     /// then a non-bool operand's "no matching overload".
-    fn lower_logic(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowered {
+    fn lower_logic(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowering<Lowered> {
         let absorbing = i64::from(op == BinaryOp::Or);
         if self.infallible(a) && self.infallible(b) {
             // Two bools that cannot fail: no control flow needed (evaluating both is cheap and
             // cannot change the result).
-            let (la, lb) = (self.lower(a), self.lower(b));
+            let (la, lb) = (self.lower(a)?, self.lower(b)?);
             let v = if absorbing == 1 {
                 self.b.ins().bor(la.v, lb.v)
             } else {
                 self.b.ins().band(la.v, lb.v)
             };
-            return Lowered::new(v, Class::Bool);
+            return Ok(Lowered::new(v, Class::Bool));
         }
         if Class::of(&a.ty) == Class::Bool && Class::of(&b.ty) == Class::Bool {
             return self.lower_logic_bool(a, b, absorbing);
@@ -411,7 +411,7 @@ impl Lower<'_, '_> {
 
     /// `&&` / `||` with a `dyn` operand: as [`Lower::lower_logic_bool`], each side may also be a
     /// non-bool, which fails with the interpreter's error when nothing absorbs and no side failed.
-    fn lower_logic_dyn(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowered {
+    fn lower_logic_dyn(&mut self, a: &TExpr, b: &TExpr, op: BinaryOp) -> Lowering<Lowered> {
         let absorbing = i64::from(op == BinaryOp::Or);
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I8);
@@ -424,7 +424,7 @@ impl Lower<'_, '_> {
         // The left operand: absorbing → done; else evaluate the right with what the left was.
         let on_left_err = self.b.create_block();
         let left_e = self.b.append_block_param(on_left_err, self.ptr);
-        let la = self.lower_catching(a, on_left_err);
+        let la = self.lower_catching(a, on_left_err)?;
         let (t, other) = self.truth(la);
         let is_abs = self.b.ins().icmp_imm_s(IntCC::Equal, t, absorbing);
         self.b.ins().brif(
@@ -446,7 +446,7 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(right);
         let on_right_err = self.b.create_block();
         let right_e = self.b.append_block_param(on_right_err, self.ptr);
-        let lb = self.lower_catching(b, on_right_err);
+        let lb = self.lower_catching(b, on_right_err)?;
         let (t, right_other) = self.truth(lb);
         let is_abs = self.b.ins().icmp_imm_s(IntCC::Equal, t, absorbing);
         let settle = self.b.create_block();
@@ -468,7 +468,7 @@ impl Lower<'_, '_> {
         self.b.seal_block(on_right_err);
         self.b.seal_block(done);
         self.b.switch_to_block(done);
-        Lowered::new(result, Class::Bool)
+        Ok(Lowered::new(result, Class::Bool))
     }
 
     /// Neither side of a logic operator absorbs: the left error, else a non-bool's error, else
@@ -509,8 +509,14 @@ impl Lower<'_, '_> {
     }
 
     /// `c ? a : b`: only the chosen branch runs; a non-bool condition is the interpreter's error.
-    pub(crate) fn lower_cond(&mut self, c: &TExpr, a: &TExpr, b: &TExpr, e: &TExpr) -> Lowered {
-        let lc = self.lower(c);
+    pub(crate) fn lower_cond(
+        &mut self,
+        c: &TExpr,
+        a: &TExpr,
+        b: &TExpr,
+        e: &TExpr,
+    ) -> Lowering<Lowered> {
+        let lc = self.lower(c)?;
         let class = Class::of(&e.ty);
         let then_block = self.b.create_block();
         let else_block = self.b.create_block();
@@ -551,14 +557,14 @@ impl Lower<'_, '_> {
         self.b.seal_block(else_block);
         for (block, branch) in [(then_block, a), (else_block, b)] {
             self.b.switch_to_block(block);
-            let l = self.lower(branch);
-            let v = self.coerce(l, class);
+            let l = self.lower(branch)?;
+            let v = self.coerce(l, class)?;
             self.b.ins().jump(merge, &[BlockArg::from(v)]);
         }
         // Both branches have jumped to `merge`.
         self.b.seal_block(merge);
         self.b.switch_to_block(merge);
-        Lowered::new(result, class)
+        Ok(Lowered::new(result, class))
     }
 }
 

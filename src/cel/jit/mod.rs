@@ -3,8 +3,9 @@
 //!
 //! Takes typed trees from [`crate::cel::check()`]; gives a [`JitProgram`] (a decision) or a
 //! [`JitExpr`] (one standalone expression) to call any number of times, from any thread, each
-//! thread with its own [`Scratch`]. A resource is first [`JitProgram::prepare`]d (once per
-//! resource, at decode) into the row the compiled code reads with plain loads.
+//! thread with its own [`Scratch`]. A resource is first [`JitProgram::prepare`]d (before each
+//! decision, into the caller's reused [`Prepared`]) into the row the compiled code reads with
+//! plain loads.
 //!
 //! Invariant: for every input, the compiled code's value, error kind and error message equal the
 //! reference interpreter's ([`crate::cel::interp`]): it computes natively only pure scalar
@@ -18,12 +19,10 @@ mod lower;
 mod lower_access;
 mod lower_macro;
 mod lower_ops;
-mod print;
 mod row;
 
 pub use abi::Scratch;
 pub use compile::{Listing, Nativeness, Options};
-pub use print::typed;
 pub use row::Prepared;
 
 use crate::cel::host::Resource;
@@ -382,35 +381,8 @@ fn mark_slots(e: &TExpr, used: &mut [bool]) {
 
 /// Calls `f` on every node (recursion bounded by the parser's depth limit).
 fn visit(e: &TExpr, f: &mut impl FnMut(&TExpr)) {
-    use crate::cel::typed::TExprKind as K;
     f(e);
-    match &e.kind {
-        K::Const(_) | K::Var(_) => {}
-        K::Not(a) | K::Neg(a) | K::Select(a, _) | K::Has(a, _) | K::MatchesConst(a, _) => {
-            visit(a, f)
-        }
-        K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Index(a, b) => {
-            visit(a, f);
-            visit(b, f);
-        }
-        K::Cond(c, a, b) => {
-            visit(c, f);
-            visit(a, f);
-            visit(b, f);
-        }
-        K::Call(_, items) | K::List(items) => items.iter().for_each(|i| visit(i, f)),
-        K::Map(entries) => entries.iter().for_each(|(k, v)| {
-            visit(k, f);
-            visit(v, f);
-        }),
-        K::Comprehension(c) => {
-            visit(&c.range, f);
-            if let Some(filter) = &c.filter {
-                visit(filter, f);
-            }
-            visit(&c.body, f);
-        }
-    }
+    e.children().for_each(|c| visit(c, f));
 }
 
 /// One standalone expression compiled to native code (its variables bound by an
