@@ -219,40 +219,14 @@ fn config_order(origin: &str) -> usize {
 /// Calls `f(name, field, span)` for every `condition("name").field` in `e`.
 fn condition_reads(e: &TExpr, f: &mut impl FnMut(&str, &str, crate::cel::span::Span)) {
     use crate::cel::typed::{Builtin, TExprKind as K};
-    match &e.kind {
-        K::Const(_) | K::Var(_) => {}
-        K::Select(target, field) | K::Has(target, field) => {
-            if let K::Call(Builtin::Condition, args) = &target.kind
-                && let [arg] = args.as_slice()
-                && let K::Const(Value::String(name)) = &arg.kind
-            {
-                f(name, &field.name, e.span);
-            }
-            condition_reads(target, f);
-        }
-        K::Not(a) | K::Neg(a) | K::MatchesConst(a, _) => condition_reads(a, f),
-        K::Binary(_, a, b) | K::And(a, b) | K::Or(a, b) | K::Index(a, b) => {
-            condition_reads(a, f);
-            condition_reads(b, f);
-        }
-        K::Cond(c, a, b) => {
-            condition_reads(c, f);
-            condition_reads(a, f);
-            condition_reads(b, f);
-        }
-        K::Call(_, items) | K::List(items) => items.iter().for_each(|i| condition_reads(i, f)),
-        K::Map(entries) => entries.iter().for_each(|(k, v)| {
-            condition_reads(k, f);
-            condition_reads(v, f);
-        }),
-        K::Comprehension(c) => {
-            condition_reads(&c.range, f);
-            if let Some(filter) = &c.filter {
-                condition_reads(filter, f);
-            }
-            condition_reads(&c.body, f);
-        }
+    if let K::Select(target, field) | K::Has(target, field) = &e.kind
+        && let K::Call(Builtin::Condition, args) = &target.kind
+        && let [arg] = args.as_slice()
+        && let K::Const(Value::String(name)) = &arg.kind
+    {
+        f(name, &field.name, e.span);
     }
+    e.children().for_each(|c| condition_reads(c, f));
 }
 
 /// Why a param may not have this name: empty, a duplicate, or a built-in name.

@@ -246,8 +246,8 @@ fn time_interp(
     )
 }
 
-/// Times decisions on prepared resources, page by page (the daemon prepares each resource once,
-/// at decode, and decides it right after).
+/// Times decisions on prepared resources, page by page (the daemon decodes a page, then prepares
+/// and decides each of its resources right after).
 fn time_jit(
     compiled: &Compiled,
     native: &JitProgram,
@@ -384,7 +384,7 @@ fn write_text(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "jit prepare (once per resource, at decode): {:.1} ns/resource; prepare + decide: {:.1} ns",
+        "jit prepare (once per resource, before its decision): {:.1} ns/resource; prepare + decide: {:.1} ns",
         r.prepare_ns, r.with_prepare_ns
     )
 }

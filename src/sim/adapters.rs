@@ -128,9 +128,9 @@ pub struct SpecError {
     pub reason: String,
 }
 
-/// Parses a non-negative duration such as `250ms` or `1.5s`.
+/// Parses a non-negative Go duration such as `250ms` or `1.5s`.
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let nanos = crate::cel::time::parse_duration(text).ok()?.nanos();
+    let nanos = crate::sentinel::config::go::parse_go_duration(text)?;
     u64::try_from(nanos).ok().map(Duration::from_nanos)
 }
 
