@@ -538,32 +538,38 @@ fn lookup<F, const N: usize>(schema: &'static [FieldDef<F>; N], key: &[u8]) -> O
         .find(|d| same(d.name) || d.aliases.iter().any(|a| same(a)))
 }
 
-/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time.
+/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time (the
+/// last few padded with a plain byte), so a short string costs one or two words.
 fn special(b: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // A byte below 0x20 or equal to '"' or '\\' sets its high bit (bytes >= 0x80 are
-        // excluded by `!w`; a false positive only sends this chunk to the byte loop).
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        let found =
-            (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
-                & !w
-                & HIGH;
+    loop {
+        let mut word = [b'a'; 8];
+        let rest = b.get(i..)?;
+        if rest.is_empty() {
+            return None;
+        }
+        let n = rest.len().min(8);
+        word[..n].copy_from_slice(&rest[..n]);
+        let found = special_bytes(u64::from_le_bytes(word));
         if found != 0 {
-            break;
+            // The lowest flagged byte is a true one (a false flag only ever sits above a true
+            // one, where a borrow ran into it).
+            return Some(i + (found.trailing_zeros() / 8) as usize);
         }
         i += 8;
     }
-    b[i..]
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|n| i + n)
+}
+
+/// The high bit of each byte of `w` below 0x20 or equal to '"' or '\\' (bytes >= 0x80 are
+/// excluded by `!w`; above a flagged byte a flag may be false).
+fn special_bytes(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
+        & !w
+        & HIGH
 }
 
 /// A string's decoded text: a range of the page when it has no escapes, else a copy.
