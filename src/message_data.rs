@@ -301,14 +301,22 @@ mod tests {
     fn bytes_are_those_of_the_tree() {
         let leaf = |s: &str| MessageData::Leaf(s.to_string());
         let obj = |fields: Vec<(&str, MessageData)>| {
-            MessageData::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            MessageData::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            )
         };
         let datas = [
             obj(vec![
                 ("a", leaf("resource.id")),
                 ("b", obj(vec![("x", leaf("null")), ("y", leaf("1 / 0"))])),
                 ("c", obj(vec![("k", leaf("reason")), ("z", leaf("null"))])),
-                ("d", leaf(r#"{"z": 1, "a": [1.5, "<&>", duration("1s")], 2: true}"#)),
+                (
+                    "d",
+                    leaf(r#"{"z": 1, "a": [1.5, "<&>", duration("1s")], 2: true}"#),
+                ),
                 ("e", leaf("resource.labels")),
                 ("f", leaf("resource.status.conditions[0]")),
             ]),

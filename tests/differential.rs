@@ -896,7 +896,10 @@ fn dynamic_reads_outside_the_projection_see_the_fields() {
             ("spec", r#"resource["spec"]"#),
             ("nodes", r#"spec.nodes == 3 && has(resource["spec"].nodes)"#),
             ("labels", r#"resource[["lab", "els"].join("")]"#),
-            ("tier", r#"labels.exists(k, k == "tier" && labels[k] == "gold")"#),
+            (
+                "tier",
+                r#"labels.exists(k, k == "tier" && labels[k] == "gold")"#,
+            ),
             (
                 "created",
                 r#"resource[["created", "_time"].join("")] == "2025-01-01T00:00:00Z""#,

@@ -154,10 +154,7 @@ pub fn write_str(buf: &mut Vec<u8>, s: &str) {
     buf.push(b'"');
     let mut start = 0;
     let mut i = 0;
-    while let Some(n) = bytes[i..]
-        .iter()
-        .position(|&b| ESCAPE[usize::from(b)] != 0)
-    {
+    while let Some(n) = bytes[i..].iter().position(|&b| ESCAPE[usize::from(b)] != 0) {
         i += n;
         let b = bytes[i];
         match ESCAPE[usize::from(b)] {
@@ -339,7 +336,8 @@ mod tests {
     #[test]
     fn cel_values_write_as_their_json_trees() {
         let s = |t: &str| Value::string(t);
-        let map = |entries: Vec<(Value, Value)>| Value::Map(Arc::new(CelMap::from_entries(entries)));
+        let map =
+            |entries: Vec<(Value, Value)>| Value::Map(Arc::new(CelMap::from_entries(entries)));
         let values = vec![
             Value::Null,
             Value::Bool(true),
@@ -354,12 +352,27 @@ mod tests {
             s("a\"b\\c\n<>&\u{2028}\u{2029}\u{e2}x\u{1}é😀"),
             s(""),
             Value::Bytes(Arc::from(&b"\xff\x00ab"[..])),
-            Value::Timestamp(crate::cel::time::parse_timestamp("2025-01-01T00:00:00.5+02:00").unwrap()),
+            Value::Timestamp(
+                crate::cel::time::parse_timestamp("2025-01-01T00:00:00.5+02:00").unwrap(),
+            ),
             Value::Duration(crate::cel::time::Duration::from_nanos(-1_500_000_000).unwrap()),
-            Value::Duration(crate::cel::time::Duration::from_nanos(315_576_000_000 * 1_000_000_000).unwrap()),
-            Value::List(Arc::from(vec![s("x"), Value::Int(1), Value::List(Arc::from(vec![]))])),
-            map(vec![(s("z"), Value::Int(1)), (s("a"), map(vec![(s("y"), s("<")), (s("b"), Value::Null)]))]),
-            map(vec![(Value::Int(2), s("two")), (s("1"), s("one")), (Value::Bool(true), s("t"))]),
+            Value::Duration(
+                crate::cel::time::Duration::from_nanos(315_576_000_000 * 1_000_000_000).unwrap(),
+            ),
+            Value::List(Arc::from(vec![
+                s("x"),
+                Value::Int(1),
+                Value::List(Arc::from(vec![])),
+            ])),
+            map(vec![
+                (s("z"), Value::Int(1)),
+                (s("a"), map(vec![(s("y"), s("<")), (s("b"), Value::Null)])),
+            ]),
+            map(vec![
+                (Value::Int(2), s("two")),
+                (s("1"), s("one")),
+                (Value::Bool(true), s("t")),
+            ]),
             map(vec![]),
             Value::Type(crate::cel::types::Type::Int),
         ];

@@ -417,10 +417,7 @@ impl<'a> Scan<'a> {
                 return None;
             }
             let v = s.string()?;
-            entries.push((
-                Value::string(key),
-                text_of(page, v)?.borrow().to_value(),
-            ));
+            entries.push((Value::string(key), text_of(page, v)?.borrow().to_value()));
             Some(())
         })?;
         Some(Arc::new(Map::from_entries(entries)))
@@ -528,7 +525,10 @@ impl<'a> Scan<'a> {
 
 /// The schema entry whose name or alias is `key` (length and first byte first: most keys
 /// are rejected without a comparison).
-fn lookup<F, const N: usize>(schema: &'static [FieldDef<F>; N], key: &[u8]) -> Option<&'static FieldDef<F>> {
+fn lookup<F, const N: usize>(
+    schema: &'static [FieldDef<F>; N],
+    key: &[u8],
+) -> Option<&'static FieldDef<F>> {
     let same = |name: &str| {
         let name = name.as_bytes();
         name.len() == key.len() && name.first() == key.first() && name == key
@@ -592,7 +592,11 @@ fn opt_text(page: &Arc<str>, s: Option<Str>) -> Option<Text> {
 }
 
 /// A time field: canonical and parsed ("" when absent, an error when it is not RFC 3339).
-fn time_of(page: &Arc<str>, name: &str, s: Option<Str>) -> Option<Result<Time, crate::cel::value::EvalError>> {
+fn time_of(
+    page: &Arc<str>,
+    name: &str,
+    s: Option<Str>,
+) -> Option<Result<Time, crate::cel::value::EvalError>> {
     let Some(s) = s else {
         return Some(Ok(Time::empty()));
     };

@@ -12,9 +12,9 @@
 //! `data`, sorted by name; without one the bytes are exactly the untraced ones.
 
 use crate::message_data::DataJson;
-use crate::message_data::encode::write_str;
 #[cfg(test)]
 use crate::message_data::encode::write_json as write_value;
+use crate::message_data::encode::write_str;
 #[cfg(test)]
 use serde_json::Map;
 use serde_json::Value;
