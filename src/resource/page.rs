@@ -538,18 +538,14 @@ fn lookup<F, const N: usize>(
         .find(|d| same(d.name) || d.aliases.iter().any(|a| same(a)))
 }
 
-/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time (the
-/// last few padded with a plain byte), so a short string costs one or two words.
+/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time (a
+/// string is scanned inside the page, so almost always eight bytes remain: the last few go
+/// byte by byte).
 fn special(b: &[u8]) -> Option<usize> {
     let mut i = 0;
-    loop {
-        let mut word = [b'a'; 8];
-        let rest = b.get(i..)?;
-        if rest.is_empty() {
-            return None;
-        }
-        let n = rest.len().min(8);
-        word[..n].copy_from_slice(&rest[..n]);
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
         let found = special_bytes(u64::from_le_bytes(word));
         if found != 0 {
             // The lowest flagged byte is a true one (a false flag only ever sits above a true
@@ -558,6 +554,10 @@ fn special(b: &[u8]) -> Option<usize> {
         }
         i += 8;
     }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
 }
 
 /// The high bit of each byte of `w` below 0x20 or equal to '"' or '\\' (bytes >= 0x80 are
