@@ -145,6 +145,40 @@ const ESCAPE: [u8; 256] = {
     t
 };
 
+/// The index of the first byte of `b` that [`ESCAPE`] does not keep as it is, eight bytes at a
+/// time: a word of ASCII without `"`, `\\`, `<`, `>`, `&` or control bytes is skipped whole.
+fn next_escape(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let eq = |w: u64, c: u8| {
+        let x = w ^ (ONES * u64::from(c));
+        x.wrapping_sub(ONES) & !x
+    };
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // Any byte >= 0x80 (maybe the start of U+2028) or any candidate: look byte by byte.
+        let hit = (w
+            | w.wrapping_sub(ONES * 0x20)
+            | eq(w, b'"')
+            | eq(w, b'\\')
+            | eq(w, b'<')
+            | eq(w, b'>')
+            | eq(w, b'&'))
+            & HIGH;
+        if hit != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| ESCAPE[usize::from(c)] != 0)
+        .map(|n| i + n)
+}
+
 /// Writes a string with Go's HTML-safe escaping (`encoding/json` default since Go 1.22): runs
 /// of bytes that need no escape are copied at once.
 pub fn write_str(buf: &mut Vec<u8>, s: &str) {
@@ -154,7 +188,7 @@ pub fn write_str(buf: &mut Vec<u8>, s: &str) {
     buf.push(b'"');
     let mut start = 0;
     let mut i = 0;
-    while let Some(n) = bytes[i..].iter().position(|&b| ESCAPE[usize::from(b)] != 0) {
+    while let Some(n) = next_escape(&bytes[i..]) {
         i += n;
         let b = bytes[i];
         match ESCAPE[usize::from(b)] {
@@ -407,6 +441,24 @@ mod tests {
         let mut buf = Vec::new();
         write_str(&mut buf, "\u{2027}\u{2028}x");
         assert_eq!(buf, "\"\u{2027}\\u2028x\"".as_bytes());
+    }
+
+    #[test]
+    fn the_word_scan_finds_the_first_escape() {
+        let naive = |b: &[u8]| b.iter().position(|&c| ESCAPE[usize::from(c)] != 0);
+        for special in [b'"', b'\\', b'<', b'>', b'&', 0x00, 0x1f, 0xe2] {
+            for filler in [b'a', b' ', 0x21, 0x3b, 0x3d, 0x3f, 0x5b, 0x7f, 0x80, 0xff] {
+                for len in 0..20 {
+                    for at in 0..=len {
+                        let mut b = vec![filler; len];
+                        if at < len {
+                            b[at] = special;
+                        }
+                        assert_eq!(next_escape(&b), naive(&b), "{b:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
