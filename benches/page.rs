@@ -1,12 +1,16 @@
 //! The daemon's per-page work on a realistic page of 100 clusters: decoding the response body
-//! into resources, and decoding plus deciding every resource (JIT, as `serve` runs). Criterion
-//! reports time per resource. `cargo bench --bench page`.
+//! into resources, decoding plus deciding every resource (JIT, as `serve` runs), and that plus
+//! building and encoding the CloudEvent of each resource due. Criterion reports time per
+//! resource. `cargo bench --bench page`.
 
 use criterion::{Criterion, Throughput, criterion_group};
 use sentinel::cel::time::parse_timestamp;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
+use sentinel::message_data::MessageData;
+use sentinel::message_data::MessageDataProgram;
 use sentinel::resource::corpus::fleet;
 use sentinel::sentinel::api::decode_page_with;
+use sentinel::sentinel::event::Event;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,21 +56,35 @@ fn page(c: &mut Criterion) {
     group.finish();
 }
 
-/// `PAGE_PASSES=<decode|decide>:<n>`: instead of timing, decodes (and decides) the page `n`
-/// times and exits, for counting instructions with callgrind: the difference of two runs with
-/// different `n` divided by 100 × their difference in `n` is the count per resource.
+/// `PAGE_PASSES=<decode|decide|publish>:<n>`: instead of timing, decodes (and decides, and
+/// builds and encodes the events due) the page `n` times and exits, for counting instructions
+/// with callgrind: the difference of two runs with different `n` divided by 100 × their
+/// difference in `n` is the count per resource (`publish` − `decide`, divided by the events
+/// per pass instead: per event).
 fn passes(spec: &str) {
     let (what, n) = spec
         .split_once(':')
-        .expect("PAGE_PASSES=<decode|decide>:<n>");
+        .expect("PAGE_PASSES=<decode|decide|publish>:<n>");
     let n: usize = n.parse().expect("a count");
     let body = page_body();
     let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
     let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
     let projection = Arc::new(program.projection());
-    let rules = Compiled::new(program, Engine::Jit).expect("native code");
+    let data = message_data();
     let mut scratch = Scratch::default();
     let mut published = 0;
+    if what == "publish" {
+        // Under the projection `serve` decodes with: the rules' and message_data's.
+        let projection = sentinel::rules::projection(&program, &data);
+        let rules = Compiled::new(program, Engine::Jit).expect("native code");
+        let mut buf = Vec::new();
+        for _ in 0..n {
+            published += publish_page(&body, &projection, &rules, &data, &mut scratch, &mut buf);
+        }
+        println!("{what} x{n}: {published} published");
+        return;
+    }
+    let rules = Compiled::new(program, Engine::Jit).expect("native code");
     for _ in 0..n {
         let page = decode_page_with(black_box(&body), &projection).expect("decodes");
         if what == "decide" {
@@ -79,7 +97,68 @@ fn passes(spec: &str) {
     println!("{what} x{n}: {published} published");
 }
 
-criterion_group!(benches, page);
+/// The `message_data` of `examples/scale.yaml`.
+fn message_data() -> MessageDataProgram {
+    let leaf = |k: &str, v: &str| (k.to_string(), MessageData::Leaf(v.to_string()));
+    let data = MessageData::Object(vec![
+        leaf("generation", "resource.generation"),
+        leaf("href", "resource.href"),
+        leaf("id", "resource.id"),
+        leaf("kind", "resource.kind"),
+        leaf("reason", "reason"),
+    ]);
+    MessageDataProgram::compile(&data).expect("message_data compiles")
+}
+
+/// Decodes the page (under the projection of the rules and `data`), decides each resource and
+/// builds and encodes the event of each one due into `buf`, as `serve` does; the events built.
+fn publish_page(
+    body: &[u8],
+    projection: &Arc<sentinel::cel::host::Projection>,
+    rules: &Compiled,
+    data: &MessageDataProgram,
+    scratch: &mut Scratch,
+    buf: &mut Vec<u8>,
+) -> usize {
+    let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
+    let page = decode_page_with(black_box(body), projection).expect("decodes");
+    let mut published = 0;
+    for resource in page.items {
+        let resource = Arc::new(resource);
+        let decision = rules.decide(&resource, now, scratch);
+        if decision.publish {
+            let reason: Arc<str> = Arc::from(decision.reason.text());
+            let json = data.evaluate(&resource, &reason, &mut |_| {});
+            let kind = resource.kind.as_deref().unwrap_or("");
+            let event = Event::new(kind, json);
+            buf.clear();
+            event.encode_into(buf);
+            published += 1;
+        }
+    }
+    published
+}
+
+fn publish(c: &mut Criterion) {
+    let body = page_body();
+    let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+    let data = message_data();
+    let projection = sentinel::rules::projection(&program, &data);
+    let rules = Compiled::new(program, Engine::Jit).expect("native code");
+    let mut group = c.benchmark_group("page");
+    group.throughput(Throughput::Elements(PAGE as u64));
+    group.sample_size(30);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_secs(1));
+    let mut scratch = Scratch::default();
+    let mut buf = Vec::new();
+    group.bench_function("decode+decide+publish", |b| {
+        b.iter(|| publish_page(&body, &projection, &rules, &data, &mut scratch, &mut buf))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, page, publish);
 
 fn main() {
     match std::env::var("PAGE_PASSES") {

@@ -24,6 +24,11 @@ pub enum MessageData {
     /// A nested object, sorted by key (byte order); never empty. Keys keep their case.
     Object(Vec<(String, MessageData)>),
 }
+pub mod encode;
+
+/// The `data` object of one event as JSON bytes, exactly as Go's `encoding/json` writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataJson(pub Vec<u8>);
 
 /// A compiled message_data tree.
 #[derive(Clone, Debug)]
@@ -107,9 +112,38 @@ impl MessageDataProgram {
         out
     }
 
-    /// Builds the `data` object for one resource and decision reason. Leaves that error or
-    /// are null are omitted and passed to `omitted`.
+    /// Builds the `data` object for one resource and decision reason, written straight to
+    /// its JSON bytes. Leaves that error or are null are omitted and passed to `omitted`.
     pub fn evaluate(
+        &self,
+        resource: &Arc<Resource>,
+        reason: &Arc<str>,
+        omitted: &mut dyn FnMut(Omitted),
+    ) -> DataJson {
+        let mut out = Vec::with_capacity(128);
+        self.evaluate_into(resource, reason, &mut out, omitted);
+        DataJson(out)
+    }
+
+    /// [`MessageDataProgram::evaluate`] appending to `out`.
+    pub fn evaluate_into(
+        &self,
+        resource: &Arc<Resource>,
+        reason: &Arc<str>,
+        out: &mut Vec<u8>,
+        omitted: &mut dyn FnMut(Omitted),
+    ) {
+        let act = Activation {
+            resource: Some(resource),
+            reason: Some(reason),
+            ..Activation::default()
+        };
+        write_fields(&self.fields, &act, out, omitted);
+    }
+
+    /// The `data` object as a JSON tree (what [`MessageDataProgram::evaluate`] writes the
+    /// bytes of).
+    pub fn evaluate_tree(
         &self,
         resource: &Arc<Resource>,
         reason: &Arc<str>,
@@ -174,6 +208,62 @@ fn collect_leaves<'a>(fields: &'a [(String, Node)], out: &mut Vec<(&'a str, &'a 
     }
 }
 
+/// Writes an object of `fields` to `out` (Go's bytes: keys in byte order) and tells whether it
+/// has an entry. Config objects arrive sorted; one that is not (or has a repeated key) is built
+/// as a tree first, which sorts it as Go does.
+fn write_fields(
+    fields: &[(String, Node)],
+    act: &Activation<'_>,
+    out: &mut Vec<u8>,
+    omitted: &mut dyn FnMut(Omitted),
+) -> bool {
+    if !fields.windows(2).all(|w| w[0].0 < w[1].0) {
+        let obj = eval_fields(fields, act, omitted);
+        let any = !obj.is_empty();
+        encode::write_json(out, &Json::Object(obj));
+        return any;
+    }
+    out.push(b'{');
+    let mut any = false;
+    for (key, node) in fields {
+        let mark = out.len();
+        let entry = |out: &mut Vec<u8>| {
+            if any {
+                out.push(b',');
+            }
+            encode::write_str(out, key);
+            out.push(b':');
+        };
+        match node {
+            Node::Leaf { path, expr, .. } => match eval(expr, act) {
+                Ok(Value::Null) => omitted(Omitted {
+                    path: path.clone(),
+                    why: "evaluated to null".into(),
+                }),
+                Ok(v) => {
+                    entry(out);
+                    encode::write_cel(out, &v);
+                    any = true;
+                }
+                Err(EvalError { message, .. }) => omitted(Omitted {
+                    path: path.clone(),
+                    why: message,
+                }),
+            },
+            Node::Object(children) => {
+                entry(out);
+                if write_fields(children, act, out, omitted) {
+                    any = true;
+                } else {
+                    out.truncate(mark);
+                }
+            }
+        }
+    }
+    out.push(b'}');
+    any
+}
+
 fn eval_fields(
     fields: &[(String, Node)],
     act: &Activation<'_>,
@@ -210,4 +300,58 @@ fn eval_fields(
         obj.insert(key.clone(), value);
     }
     obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_those_of_the_tree() {
+        let leaf = |s: &str| MessageData::Leaf(s.to_string());
+        let obj = |fields: Vec<(&str, MessageData)>| {
+            MessageData::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            )
+        };
+        let datas = [
+            obj(vec![
+                ("a", leaf("resource.id")),
+                ("b", obj(vec![("x", leaf("null")), ("y", leaf("1 / 0"))])),
+                ("c", obj(vec![("k", leaf("reason")), ("z", leaf("null"))])),
+                (
+                    "d",
+                    leaf(r#"{"z": 1, "a": [1.5, "<&>", duration("1s")], 2: true}"#),
+                ),
+                ("e", leaf("resource.labels")),
+                ("f", leaf("resource.status.conditions[0]")),
+            ]),
+            // Out of order and repeated keys (not what the config loader gives): as the tree.
+            obj(vec![("z", leaf("1")), ("a", leaf("2")), ("a", leaf("3"))]),
+            obj(vec![("only", leaf("null"))]),
+            leaf("resource.generation"),
+        ];
+        let resource = Arc::new(Resource::from_text(
+            r#"{"id":"c\u00e9-1","generation":2,"labels":{"b":"2","a":"1"},
+                "status":{"conditions":[{"type":"Ready","status":"True"}]}}"#,
+        ));
+        let reason: Arc<str> = Arc::from("why <now>");
+        for data in &datas {
+            let program = MessageDataProgram::compile(data).expect("compiles");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let bytes = program.evaluate(&resource, &reason, &mut |o| a.push(o));
+            let tree = program.evaluate_tree(&resource, &reason, &mut |o| b.push(o));
+            let mut want = Vec::new();
+            encode::write_json(&mut want, &tree);
+            assert_eq!(
+                String::from_utf8_lossy(&bytes.0),
+                String::from_utf8_lossy(&want),
+                "{data:?}"
+            );
+            assert_eq!(a, b);
+        }
+    }
 }

@@ -12,10 +12,10 @@
 
 pub use crate::cel::host::{
     CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Projection, RESOURCE_FIELDS, RawText,
-    Resource, TOO_LARGE_REASON, json_to_value,
+    Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
 };
 use crate::cel::host::{EMPTY, EMPTY_MAP};
-use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in};
+use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in, parse_timestamp};
 use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -104,12 +104,12 @@ impl Resource {
             return Resource::decode(&json, raw);
         };
         Resource {
-            id: wire_str(&w.id),
-            kind: wire_str(&w.kind),
-            name: wire_str(&w.name),
-            href: wire_str(&w.href),
-            created_time: wire_time("created_time", &w.created_time),
-            updated_time: wire_time("updated_time", &w.updated_time),
+            id: Ok(w.id.as_deref().map_or_else(|| EMPTY.clone(), Arc::from)),
+            kind: wire_str(page, &w.kind),
+            name: wire_str(page, &w.name),
+            href: wire_str(page, &w.href),
+            created_time: wire_time("created_time", page, &w.created_time),
+            updated_time: wire_time("updated_time", page, &w.updated_time),
             generation: Ok(w.generation.unwrap_or(0)),
             labels: Ok(Arc::new(Map::from_entries(
                 w.labels.map_or_else(Vec::new, |l| l.0),
@@ -119,7 +119,7 @@ impl Resource {
                 .and_then(|s| s.conditions)
                 .unwrap_or_default()
                 .iter()
-                .map(|c| Arc::new(c.decode()))
+                .map(|c| Arc::new(c.decode(page)))
                 .collect()),
             raw,
             oversize: None,
@@ -187,7 +187,7 @@ impl Resource {
         };
         let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
         Resource {
-            id: string_field("id", field("id")),
+            id: string_field("id", field("id")).map(|t| t.borrow().to_arc()),
             kind: string_field("kind", field("kind")),
             name: string_field("name", field("name")),
             href: string_field("href", field("href")),
@@ -224,18 +224,18 @@ fn bad_field(name: &str, want: &str, got: &Json) -> EvalError {
     )
 }
 
-fn string_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
+fn string_field(name: &str, json: Option<&Json>) -> Field<Text> {
     match json {
-        None => Ok(EMPTY.clone()),
-        Some(Json::String(s)) => Ok(Arc::from(s.as_str())),
+        None => Ok(Text::empty()),
+        Some(Json::String(s)) => Ok(Text::whole(Arc::from(s.as_str()))),
         Some(other) => Err(bad_field(name, "a string", other)),
     }
 }
 
-fn time_field(name: &str, json: Option<&Json>) -> Field<Arc<str>> {
+fn time_field(name: &str, json: Option<&Json>) -> Field<Time> {
     match json {
-        None => Ok(EMPTY.clone()),
-        Some(Json::String(s)) => canonical_time(name, s),
+        None => Ok(Time::empty()),
+        Some(Json::String(s)) => canonical_time(name, s, &EMPTY),
         Some(other) => Err(bad_field(name, "an RFC 3339 time string", other)),
     }
 }
@@ -345,15 +345,16 @@ struct WireCondition<'a> {
 }
 
 impl WireCondition<'_> {
-    fn decode(&self) -> Condition {
+    fn decode(&self, page: &Arc<str>) -> Condition {
+        let time = |name, t| wire_time(name, page, t);
         Condition {
-            ty: wire_str(&self.ty),
-            status: wire_str(&self.status),
-            reason: wire_str(&self.reason),
-            message: wire_str(&self.message),
-            created_time: wire_time("created_time", &self.created_time),
-            last_updated_time: wire_time("last_updated_time", &self.last_updated_time),
-            last_transition_time: wire_time("last_transition_time", &self.last_transition_time),
+            ty: wire_str(page, &self.ty),
+            status: wire_str(page, &self.status),
+            reason: wire_str(page, &self.reason),
+            message: wire_str(page, &self.message),
+            created_time: time("created_time", &self.created_time),
+            last_updated_time: time("last_updated_time", &self.last_updated_time),
+            last_transition_time: time("last_transition_time", &self.last_transition_time),
             observed_generation: Ok(self.observed_generation.unwrap_or(0)),
             partial: None,
         }
@@ -392,28 +393,40 @@ impl<'de> Deserialize<'de> for WireLabels {
     }
 }
 
-fn wire_str(text: &Option<Cow<'_, str>>) -> Field<Arc<str>> {
-    Ok(text.as_deref().map_or_else(|| EMPTY.clone(), Arc::from))
+/// A borrowed string of the page is kept as its range; an unescaped one is copied.
+fn wire_str(page: &Arc<str>, text: &Option<Cow<'_, str>>) -> Field<Text> {
+    Ok(match text {
+        None => Text::empty(),
+        Some(Cow::Borrowed(s)) => Text::within(page, s),
+        Some(Cow::Owned(s)) => Text::whole(Arc::from(s.as_str())),
+    })
 }
 
-fn wire_time(name: &str, text: &Option<Cow<'_, str>>) -> Field<Arc<str>> {
-    match text.as_deref() {
-        None => Ok(EMPTY.clone()),
-        Some(text) => canonical_time(name, text),
+fn wire_time(name: &str, page: &Arc<str>, text: &Option<Cow<'_, str>>) -> Field<Time> {
+    match text {
+        None => Ok(Time::empty()),
+        Some(Cow::Borrowed(s)) => canonical_time(name, s, page),
+        Some(Cow::Owned(s)) => canonical_time(name, s, &EMPTY),
     }
 }
 
-/// A time field in canonical RFC 3339, or the error reading it gives.
-fn canonical_time(name: &str, text: &str) -> Field<Arc<str>> {
+/// A time field in canonical RFC 3339 with its parsed value, or the error reading it gives.
+/// The text is `text` itself (a range of `src` when it is a slice of it) when it is already
+/// canonical, the usual case; else a copy of the canonical form.
+pub(crate) fn canonical_time(name: &str, text: &str, src: &Arc<str>) -> Field<Time> {
     let mut buf = [0u8; CANONICAL_MAX];
-    canonical_rfc3339_in(text, &mut buf)
-        .map(Arc::from)
-        .map_err(|e| {
-            EvalError::new(
-                ErrorKind::BadResource,
-                format!("invalid field '{name}': {e}"),
-            )
-        })
+    let canonical = canonical_rfc3339_in(text, &mut buf).map_err(|e| {
+        EvalError::new(
+            ErrorKind::BadResource,
+            format!("invalid field '{name}': {e}"),
+        )
+    })?;
+    let at = parse_timestamp(canonical).ok();
+    let text = match canonical == text {
+        true => Text::within(src, text),
+        false => Text::whole(Arc::from(canonical)),
+    };
+    Ok(Time { text, at })
 }
 
 #[cfg(test)]

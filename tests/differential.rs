@@ -883,3 +883,66 @@ fn reads_outside_the_projection_see_the_field() {
     let decision = compiled.decide(&resource, now(), &mut Scratch::default());
     assert!(decision.publish, "{decision:?}");
 }
+
+// ---- #13 part B ----
+
+/// Fields outside the projection read through dynamic paths (`resource["spec"]`, a computed
+/// `resource[k]` of a time and of the labels, iterating the labels map so read, `has()` on a
+/// computed path, `condition(<computed>)`) are seen, by both engines, on pages decoded by the
+/// projected decoder: the decision is the one that needs every one of them, and agrees with
+/// complete decoding.
+#[test]
+fn dynamic_reads_outside_the_projection_see_the_fields() {
+    use sentinel::cel::host::ResourceField;
+    let p = program(
+        &[
+            ("spec", r#"resource["spec"]"#),
+            ("nodes", r#"spec.nodes == 3 && has(resource["spec"].nodes)"#),
+            ("labels", r#"resource[["lab", "els"].join("")]"#),
+            (
+                "tier",
+                r#"labels.exists(k, k == "tier" && labels[k] == "gold")"#,
+            ),
+            (
+                "created",
+                r#"resource[["created", "_time"].join("")] == "2025-01-01T00:00:00Z""#,
+            ),
+            (
+                "reason",
+                r#"condition(["Rea", "dy"].join("")).reason == "Because""#,
+            ),
+            ("owner", r#"has(resource["owner_references"].id)"#),
+        ],
+        "resource.generation == 2 && nodes && tier && created && reason && owner",
+    );
+    let projection = p.projection();
+    for f in [
+        ResourceField::Labels,
+        ResourceField::CreatedTime,
+        ResourceField::Spec,
+    ] {
+        assert!(!projection.has_field(f), "{f:?} in {projection:?}");
+    }
+    let seen = json!({"id": "x", "kind": "Cluster", "generation": 2,
+        "created_time": "2025-01-01T00:00:00Z", "labels": {"region": "eu", "tier": "gold"},
+        "spec": {"nodes": 3}, "owner_references": {"id": "o"},
+        "status": {"conditions": [{"type": "Ready", "reason": "Because"},
+            {"type": "Reconciled", "status": "True"}]}});
+    let mut unseen = seen.clone();
+    unseen["labels"]["tier"] = json!("bronze");
+    let resources = vec![seen, unseen];
+    assert_projected_agree(&p, &resources);
+    let body = serde_json::to_vec(&json!({"items": resources, "total": 2})).expect("json");
+    let page =
+        sentinel::sentinel::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
+    let items: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
+    assert!(items.iter().all(|r| r.projection().is_some()));
+    for engine in [Engine::Interp, Engine::Jit] {
+        let compiled = Compiled::new(p.clone(), engine).expect("compiles");
+        let published: Vec<bool> = items
+            .iter()
+            .map(|r| compiled.decide(r, now(), &mut Scratch::default()).publish)
+            .collect();
+        assert_eq!(published, [true, false], "{engine:?}");
+    }
+}

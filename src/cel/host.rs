@@ -11,6 +11,7 @@
 //! with its size, several times over): only its id is read, every other field is an error, and
 //! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
 
+use crate::cel::time::Timestamp;
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, Map, Value};
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
@@ -329,6 +330,181 @@ impl Projection {
 
 // ---- the model ----
 
+/// A decoded string: a range of a shared text (usually the list page it came in, so decoding a
+/// string copies and allocates nothing), or a text of its own (an escaped string, a time in
+/// another spelling than its canonical one).
+#[derive(Clone)]
+pub struct Text {
+    src: Arc<str>,
+    start: usize,
+    end: usize,
+}
+
+/// A borrowed [`Text`] (or a whole `Arc<str>`): what the accessors return.
+#[derive(Clone, Copy)]
+pub struct TextRef<'a> {
+    src: &'a Arc<str>,
+    start: usize,
+    end: usize,
+}
+
+impl Text {
+    /// A whole text of its own.
+    pub fn whole(src: Arc<str>) -> Text {
+        Text {
+            start: 0,
+            end: src.len(),
+            src,
+        }
+    }
+
+    /// The range `start..end` of `src`; `None` when it is not within it on character
+    /// boundaries.
+    pub fn range(src: &Arc<str>, start: usize, end: usize) -> Option<Text> {
+        src.get(start..end)?;
+        Some(Text {
+            src: src.clone(),
+            start,
+            end,
+        })
+    }
+
+    /// `s` as a range of `src` when it is a slice of it (no copy), else a text of its own.
+    pub fn within(src: &Arc<str>, s: &str) -> Text {
+        let start = (s.as_ptr() as usize).wrapping_sub(src.as_ptr() as usize);
+        match Text::range(src, start, start.wrapping_add(s.len())) {
+            Some(t) if t.as_str().as_ptr() == s.as_ptr() => t,
+            _ => Text::whole(Arc::from(s)),
+        }
+    }
+
+    /// The empty text.
+    pub fn empty() -> Text {
+        Text::whole(EMPTY.clone())
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        self.src.get(self.start..self.end).unwrap_or("")
+    }
+
+    /// Borrowed.
+    pub fn borrow(&self) -> TextRef<'_> {
+        TextRef {
+            src: &self.src,
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
+
+impl<'a> TextRef<'a> {
+    /// A whole `Arc<str>`.
+    pub fn whole(src: &'a Arc<str>) -> TextRef<'a> {
+        TextRef {
+            src,
+            start: 0,
+            end: src.len(),
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &'a str {
+        self.src.get(self.start..self.end).unwrap_or("")
+    }
+
+    /// The text as a shared string: the backing one when it is whole (no allocation), a
+    /// shared constant for the usual status words, else a copy.
+    pub fn to_arc(&self) -> Arc<str> {
+        if self.start == 0 && self.end == self.src.len() {
+            return self.src.clone();
+        }
+        let s = self.as_str();
+        match s {
+            "True" => WORDS[0].clone(),
+            "False" => WORDS[1].clone(),
+            "Unknown" => WORDS[2].clone(),
+            "" => EMPTY.clone(),
+            _ => Arc::from(s),
+        }
+    }
+
+    /// The text as a CEL string.
+    pub fn to_value(&self) -> Value {
+        Value::String(self.to_arc())
+    }
+}
+
+/// The condition status words, shared (a status read as a value allocates nothing).
+static WORDS: LazyLock<[Arc<str>; 3]> =
+    LazyLock::new(|| [Arc::from("True"), Arc::from("False"), Arc::from("Unknown")]);
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
+impl std::fmt::Debug for TextRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
+/// A decoded time field: its canonical RFC 3339 text (what rules read) and that text parsed by
+/// `timestamp(…)`'s parser, done once at decode (`None` when that parse fails: the reader of
+/// the timestamp then gets the parser's error).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Time {
+    /// The canonical text ("" when absent).
+    pub text: Text,
+    /// `timestamp(text)`, when it succeeds.
+    pub at: Option<Timestamp>,
+}
+
+impl Time {
+    /// The absent time: "", which `timestamp(…)` rejects.
+    pub fn empty() -> Time {
+        Time {
+            text: Text::empty(),
+            at: None,
+        }
+    }
+}
+
+/// A time reads as its canonical text.
+impl std::ops::Deref for Time {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.text.as_str()
+    }
+}
+
+/// A text field as its accessor reads it.
+pub type TextField<'a> = Result<TextRef<'a>, &'a EvalError>;
+
+/// A time field as its accessor reads it.
+pub type TimeField<'a> = Result<&'a Time, &'a EvalError>;
+
 /// A JSON text that is a range of a shared text: the body of the list page it came in (so
 /// decoding a page copies no item), or a text of its own.
 #[derive(Clone)]
@@ -399,19 +575,19 @@ impl<T> Partial<T> {
 #[derive(Clone)]
 pub struct Condition {
     /// `type`.
-    pub ty: Field<Arc<str>>,
+    pub ty: Field<Text>,
     /// `status`: "True", "False", "Unknown" (or "" when absent).
-    pub status: Field<Arc<str>>,
+    pub status: Field<Text>,
     /// `reason`.
-    pub reason: Field<Arc<str>>,
+    pub reason: Field<Text>,
     /// `message`.
-    pub message: Field<Arc<str>>,
+    pub message: Field<Text>,
     /// `created_time` (alias `createdTime`), canonical RFC 3339 or "".
-    pub created_time: Field<Arc<str>>,
+    pub created_time: Field<Time>,
     /// `last_updated_time` (alias `lastUpdatedTime`, `lastUpdateTime`), canonical or "".
-    pub last_updated_time: Field<Arc<str>>,
+    pub last_updated_time: Field<Time>,
     /// `last_transition_time` (alias `lastTransitionTime`), canonical or "".
-    pub last_transition_time: Field<Arc<str>>,
+    pub last_transition_time: Field<Time>,
     /// `observed_generation` (alias `observedGeneration`), 0 when absent.
     pub observed_generation: Field<i64>,
     /// Set when decoded under a projection.
@@ -423,15 +599,15 @@ pub static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
 /// The empty map every absent `labels` shares.
 pub static EMPTY_MAP: LazyLock<Arc<Map>> = LazyLock::new(|| Arc::new(Map::default()));
 static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
-    let empty = || Ok(EMPTY.clone());
+    let empty = || Ok(Text::empty());
     Arc::new(Condition {
         ty: empty(),
         status: empty(),
         reason: empty(),
         message: empty(),
-        created_time: empty(),
-        last_updated_time: empty(),
-        last_transition_time: empty(),
+        created_time: Ok(Time::empty()),
+        last_updated_time: Ok(Time::empty()),
+        last_transition_time: Ok(Time::empty()),
         observed_generation: Ok(0),
         partial: None,
     })
@@ -451,19 +627,29 @@ impl Condition {
         }
     }
 
-    /// A text field (`None` for `observed_generation`).
-    pub fn text(&self, f: ConditionField) -> Option<&Field<Arc<str>>> {
+    /// A text field, times included (`None` for `observed_generation`).
+    pub fn text(&self, f: ConditionField) -> Option<TextField<'_>> {
         let c = self.holding(f);
-        Some(match f {
+        let text = match f {
             ConditionField::Type => &c.ty,
             ConditionField::Status => &c.status,
             ConditionField::Reason => &c.reason,
             ConditionField::Message => &c.message,
+            _ => return c.time(f).map(|t| t.map(|t| t.text.borrow())),
+        };
+        Some(text.as_ref().map(Text::borrow))
+    }
+
+    /// A time field (`None` for the others).
+    pub fn time(&self, f: ConditionField) -> Option<TimeField<'_>> {
+        let c = self.holding(f);
+        let time = match f {
             ConditionField::CreatedTime => &c.created_time,
             ConditionField::LastUpdatedTime => &c.last_updated_time,
             ConditionField::LastTransitionTime => &c.last_transition_time,
-            ConditionField::ObservedGeneration => return None,
-        })
+            _ => return None,
+        };
+        Some(time.as_ref())
     }
 
     /// `observed_generation`.
@@ -479,7 +665,7 @@ impl Condition {
             return Err(EvalError::no_such_field(name));
         };
         match self.text(def.field) {
-            Some(text) => text.clone().map(Value::String),
+            Some(text) => text.map(|t| t.to_value()).map_err(Clone::clone),
             None => self.generation().clone().map(Value::Int),
         }
     }
@@ -494,15 +680,15 @@ pub struct Resource {
     /// `id`.
     pub id: Field<Arc<str>>,
     /// `kind`.
-    pub kind: Field<Arc<str>>,
+    pub kind: Field<Text>,
     /// `name`.
-    pub name: Field<Arc<str>>,
+    pub name: Field<Text>,
     /// `href`.
-    pub href: Field<Arc<str>>,
+    pub href: Field<Text>,
     /// `created_time`, canonical RFC 3339 or "".
-    pub created_time: Field<Arc<str>>,
+    pub created_time: Field<Time>,
     /// `updated_time`, canonical RFC 3339 or "".
-    pub updated_time: Field<Arc<str>>,
+    pub updated_time: Field<Time>,
     /// `generation`, 0 when absent.
     pub generation: Field<i64>,
     /// `labels`, empty when absent.
@@ -546,19 +732,28 @@ impl Resource {
         }
     }
 
-    /// A text field (`None` for a field that is not a decoded string).
-    pub fn text(&self, f: ResourceField) -> Option<&Field<Arc<str>>> {
+    /// A text field, times included (`None` for a field that is not a decoded string).
+    pub fn text(&self, f: ResourceField) -> Option<TextField<'_>> {
         use ResourceField as F;
         let r = self.holding(f);
-        Some(match f {
-            F::Id => &r.id,
+        let text = match f {
+            F::Id => return Some(r.id.as_ref().map(TextRef::whole)),
             F::Kind => &r.kind,
             F::Name => &r.name,
             F::Href => &r.href,
-            F::CreatedTime => &r.created_time,
-            F::UpdatedTime => &r.updated_time,
-            _ => return None,
-        })
+            _ => return r.time(f).map(|t| t.map(|t| t.text.borrow())),
+        };
+        Some(text.as_ref().map(Text::borrow))
+    }
+
+    /// A time field (`None` for the others).
+    pub fn time(&self, f: ResourceField) -> Option<TimeField<'_>> {
+        let r = self.holding(f);
+        match f {
+            ResourceField::CreatedTime => Some(r.created_time.as_ref()),
+            ResourceField::UpdatedTime => Some(r.updated_time.as_ref()),
+            _ => None,
+        }
     }
 
     /// `generation`.
@@ -593,7 +788,7 @@ impl Resource {
         Ok(conditions
             .iter()
             .rev()
-            .find(|c| matches!(&c.ty, Ok(t) if &**t == name))
+            .find(|c| matches!(&c.ty, Ok(t) if t.as_str() == name))
             .cloned()
             .unwrap_or_else(Condition::zero))
     }
@@ -609,7 +804,7 @@ impl Resource {
             };
         };
         if let Some(text) = self.text(def.field) {
-            return text.clone().map(Value::String);
+            return text.map(|t| t.to_value()).map_err(Clone::clone);
         }
         match def.field {
             F::Generation => self.generation().clone().map(Value::Int),
@@ -658,7 +853,7 @@ impl std::fmt::Debug for Condition {
         let mut d = f.debug_struct("Condition");
         for def in &CONDITION_SCHEMA {
             match self.text(def.field) {
-                Some(text) => d.field(def.name, text),
+                Some(text) => d.field(def.name, &text),
                 None => d.field(def.name, self.generation()),
             };
         }
@@ -673,7 +868,7 @@ impl std::fmt::Debug for Resource {
         let mut d = f.debug_struct("Resource");
         for def in RESOURCE_SCHEMA.iter().filter(|d| d.ty.is_text()) {
             if let Some(text) = self.text(def.field) {
-                d.field(def.name, text);
+                d.field(def.name, &text);
             }
         }
         d.field("generation", self.generation())
@@ -793,18 +988,46 @@ mod tests {
     }
 
     #[test]
+    fn texts_are_ranges_of_their_source_or_copies() {
+        let page: Arc<str> = Arc::from(r#"{"a":"True","b":"x\u0041"}"#);
+        let inside = Text::within(&page, &page[6..10]);
+        assert_eq!((inside.as_str(), inside.start), ("True", 6));
+        assert!(Arc::ptr_eq(&inside.src, &page));
+        // A status word read as a value is the shared one; another range is copied.
+        assert!(Arc::ptr_eq(&inside.borrow().to_arc(), &WORDS[0]));
+        let b = Text::range(&page, 17, 24).map(|t| t.borrow().to_arc());
+        assert_eq!(b.as_deref(), Some("x\\u0041"));
+        // Text from elsewhere is copied; a whole text is shared as it is.
+        let other = String::from("True");
+        let copied = Text::within(&page, &other);
+        assert!(!Arc::ptr_eq(&copied.src, &page));
+        assert_eq!(copied.as_str(), "True");
+        assert!(Arc::ptr_eq(&TextRef::whole(&page).to_arc(), &page));
+        // Not on a character boundary: no range.
+        let wide: Arc<str> = Arc::from("é");
+        assert!(Text::range(&wide, 0, 1).is_none());
+        assert!(Text::range(&wide, 0, 3).is_none());
+    }
+
+    #[test]
     fn each_field_reads_its_own_value() {
         // A condition whose every text field holds its own name: reordering the schema or the
         // accessors' matches inconsistently reads the wrong field.
-        let own = |f: ConditionField| Ok(Arc::from(f.def().name));
+        let own = |f: ConditionField| Ok(Text::whole(Arc::from(f.def().name)));
+        let own_time = |f: ConditionField| {
+            Ok(Time {
+                text: Text::whole(Arc::from(f.def().name)),
+                at: None,
+            })
+        };
         let c = Condition {
             ty: own(ConditionField::Type),
             status: own(ConditionField::Status),
             reason: own(ConditionField::Reason),
             message: own(ConditionField::Message),
-            created_time: own(ConditionField::CreatedTime),
-            last_updated_time: own(ConditionField::LastUpdatedTime),
-            last_transition_time: own(ConditionField::LastTransitionTime),
+            created_time: own_time(ConditionField::CreatedTime),
+            last_updated_time: own_time(ConditionField::LastUpdatedTime),
+            last_transition_time: own_time(ConditionField::LastTransitionTime),
             observed_generation: Ok(7),
             partial: None,
         };
@@ -819,14 +1042,20 @@ mod tests {
             }
         }
         let text = Arc::<str>::from("{}");
-        let own = |f: ResourceField| Ok(Arc::from(f.def().name));
+        let own = |f: ResourceField| Ok(Text::whole(Arc::from(f.def().name)));
+        let own_time = |f: ResourceField| {
+            Ok(Time {
+                text: Text::whole(Arc::from(f.def().name)),
+                at: None,
+            })
+        };
         let r = Resource {
-            id: own(ResourceField::Id),
+            id: Ok(Arc::from("id")),
             kind: own(ResourceField::Kind),
             name: own(ResourceField::Name),
             href: own(ResourceField::Href),
-            created_time: own(ResourceField::CreatedTime),
-            updated_time: own(ResourceField::UpdatedTime),
+            created_time: own_time(ResourceField::CreatedTime),
+            updated_time: own_time(ResourceField::UpdatedTime),
             generation: Ok(3),
             labels: Ok(EMPTY_MAP.clone()),
             conditions: Ok(Vec::new()),

@@ -10,7 +10,7 @@ use crate::sentinel::broker::config::{self as broker_config, ExchangeType};
 use crate::sentinel::config::{self, ConfigFlags};
 use crate::sentinel::logging::{self, LogSettings};
 use crate::sim::adapters::{AdapterSpec, default_adapters, parse_duration};
-use crate::sim::api::Collection;
+use crate::sim::api::{Collection, realistic_resource};
 use crate::sim::run::{self, ProgressStyle, RunOptions, Summary};
 use crate::sim::simulation::{
     BrokerChoice, DEFAULT_CONFIG, DEFAULT_RABBITMQ_URL, Initial, SimOptions, Simulation,
@@ -41,6 +41,12 @@ pub struct SimulateArgs {
     /// the periodic re-check).
     #[arg(long, value_enum, default_value = "new")]
     pub initial: InitialArg,
+    /// What the clusters look like: sample (small, shaped by --initial) or realistic (about
+    /// 2 KB each: five conditions, labels, spec, owner references; every third due for its
+    /// periodic re-check, the others just reconciled). realistic needs --api-only and ignores
+    /// --initial.
+    #[arg(long, value_enum, default_value = "sample")]
+    pub profile: ProfileArg,
     /// A cluster adapter, `name[:latency=5ms,fail=0.1,after=validation,silent]`; repeat for
     /// each. `after=X` reports Available=False until X succeeded; `wait=X` reports nothing
     /// until then. Default: validation:latency=2ms, dns:latency=5ms, pullsecret:latency=5ms,
@@ -127,6 +133,15 @@ pub enum InitialArg {
     Stale,
 }
 
+/// `--profile`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfileArg {
+    /// The sample resources (about 900 bytes).
+    Sample,
+    /// About 2 KB each, a third due.
+    Realistic,
+}
+
 /// `--broker`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BrokerArg {
@@ -151,7 +166,8 @@ pub fn main(args: &SimulateArgs, out: &mut dyn Write) -> Result<(), CmdError> {
         .enable_all()
         .build()
         .map_err(|e| CmdError::Startup(format!("cannot start the async runtime: {e}")))?;
-    let summary = runtime.block_on(simulate(options, run_options, args.api_only))?;
+    let realistic = (args.profile == ProfileArg::Realistic).then_some(args.clusters);
+    let summary = runtime.block_on(simulate(options, run_options, args.api_only, realistic))?;
     if args.json {
         let json = serde_json::to_string(&summary).map_err(std::io::Error::other)?;
         writeln!(out, "{json}")?;
@@ -165,12 +181,22 @@ async fn simulate(
     options: SimOptions,
     run_options: RunOptions,
     api_only: bool,
+    realistic: Option<u64>,
 ) -> Result<Summary, CmdError> {
-    let (clusters, nodepools) = (options.clusters, options.nodepools);
+    let (mut clusters, nodepools) = (options.clusters, options.nodepools);
     let started = std::time::Instant::now();
     let sim = Simulation::start(options)
         .await
         .map_err(|e| CmdError::Startup(e.to_string()))?;
+    // `--profile realistic` (checked to come with --api-only): the clusters are added now,
+    // before any sentinel can list them.
+    if let Some(n) = realistic {
+        let now = sim.fleet().clock().now();
+        sim.fleet()
+            .populate(Collection::Clusters, n, |i| realistic_resource(i, now))
+            .map_err(|e| CmdError::Startup(e.to_string()))?;
+        clusters = n;
+    }
     if run_options.progress != ProgressStyle::Quiet {
         eprintln!(
             "fleet of {clusters} clusters and {nodepools} nodepools ready in {:.1}s; fake HyperFleet API at {}",
@@ -262,8 +288,15 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
     } else {
         ([127, 0, 0, 1], 0)
     };
+    if args.profile == ProfileArg::Realistic && !args.api_only {
+        return Err(input("--profile realistic needs --api-only".into()));
+    }
     let options = SimOptions {
-        clusters: args.clusters,
+        // The realistic clusters are added once the API is up (see `simulate`).
+        clusters: match args.profile {
+            ProfileArg::Sample => args.clusters,
+            ProfileArg::Realistic => 0,
+        },
         nodepools: args.nodepools,
         initial: match args.initial {
             InitialArg::New => Initial::New,

@@ -9,10 +9,10 @@
 //! for outside the projection on first use ([`crate::cel::host::Partial`]): the meaning of
 //! every access is that of the complete decoder.
 
-use super::{Condition, Projection, RawText, Resource, canonical_time};
+use super::{Condition, Projection, RawText, Resource, Text, Time, canonical_time};
 use crate::cel::host::{
-    CONDITION_SCHEMA, ConditionField, EMPTY, EMPTY_MAP, Field, MAX_RESOURCE_BYTES, Partial,
-    ResourceField,
+    CONDITION_SCHEMA, ConditionField, EMPTY, EMPTY_MAP, FieldDef, MAX_RESOURCE_BYTES, Partial,
+    RESOURCE_SCHEMA, ResourceField,
 };
 use crate::cel::value::{Map, Value};
 use serde_json::Value as Json;
@@ -305,16 +305,15 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A text field's value: a string or null (absent).
-    fn text(&mut self, page: &str) -> Option<Option<Arc<str>>> {
+    /// A text field's value: a string (its range, nothing decoded yet) or null (absent).
+    fn text(&mut self) -> Option<Option<Str>> {
         if self.null()? {
             return Some(None);
         }
         if self.peek()? != b'"' {
             return None;
         }
-        let s = self.string()?;
-        Some(Some(text_of(page, s)?))
+        Some(Some(self.string()?))
     }
 
     /// One resource (at `{`) decoded under `p`, or `None` for the complete decoder.
@@ -322,7 +321,7 @@ impl<'a> Scan<'a> {
         use ResourceField as F;
         let start = self.i;
         let mut seen = 0u32;
-        let mut texts: [Option<Arc<str>>; 6] = Default::default();
+        let mut texts: [Option<Str>; 6] = Default::default();
         let mut generation = 0;
         let mut labels = None;
         let mut conditions = Vec::new();
@@ -335,11 +334,10 @@ impl<'a> Scan<'a> {
             F::UpdatedTime => Some(5),
             _ => None,
         };
+        let wanted = p.fields | 1 << F::Id as u32;
         self.object(|s, key| {
-            let Some(def) = crate::cel::host::RESOURCE_SCHEMA
-                .iter()
-                .find(|d| d.name.as_bytes() == key)
-                .filter(|d| d.ty.is_decoded() && (d.field == F::Id || p.has_field(d.field)))
+            let Some(def) = lookup(&RESOURCE_SCHEMA, key)
+                .filter(|d| d.ty.is_decoded() && wanted & (1 << d.field as u32) != 0)
             else {
                 return s.skip(0);
             };
@@ -349,7 +347,7 @@ impl<'a> Scan<'a> {
             }
             seen |= bit;
             if let Some(i) = text_index(def.field) {
-                texts[i] = s.text(page)?;
+                texts[i] = s.text()?;
                 return Some(());
             }
             match def.field {
@@ -373,29 +371,28 @@ impl<'a> Scan<'a> {
         })?;
         let raw = RawText::range(page, start, self.i)?;
         let [id, kind, name, href, created_time, updated_time] = texts;
-        let text = |t: Option<Arc<str>>| Ok(t.unwrap_or_else(|| EMPTY.clone()));
-        let time = |name: &str, t: Option<Arc<str>>| match t {
-            Some(t) => canonical_time(name, &t),
-            None => Ok(EMPTY.clone()),
+        let id = match id {
+            None => EMPTY.clone(),
+            Some(id) => text_of(page, id)?.borrow().to_arc(),
         };
         let partial = (!p.is_all()).then(|| {
             (
                 p.clone(),
                 Partial {
                     raw: raw.clone(),
-                    decoded: p.fields | 1 << F::Id as u32,
+                    decoded: wanted,
                     decode: decode_resource,
                     full: OnceLock::new(),
                 },
             )
         });
         Some(Resource {
-            id: text(id),
-            kind: text(kind),
-            name: text(name),
-            href: text(href),
-            created_time: time("created_time", created_time),
-            updated_time: time("updated_time", updated_time),
+            id: Ok(id),
+            kind: Ok(opt_text(page, kind)?),
+            name: Ok(opt_text(page, name)?),
+            href: Ok(opt_text(page, href)?),
+            created_time: time_of(page, "created_time", created_time)?,
+            updated_time: time_of(page, "updated_time", updated_time)?,
             generation: Ok(generation),
             labels: Ok(labels.unwrap_or_else(|| EMPTY_MAP.clone())),
             conditions: Ok(conditions),
@@ -406,7 +403,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `labels` (at `{`): strings only, no repeated key.
-    fn labels(&mut self, page: &str) -> Option<Arc<Map>> {
+    fn labels(&mut self, page: &Arc<str>) -> Option<Arc<Map>> {
         let mut entries: Vec<(Value, Value)> = Vec::new();
         self.object(|s, key| {
             let key = std::str::from_utf8(key).ok()?;
@@ -420,7 +417,7 @@ impl<'a> Scan<'a> {
                 return None;
             }
             let v = s.string()?;
-            entries.push((Value::string(key), Value::String(text_of(page, v)?)));
+            entries.push((Value::string(key), text_of(page, v)?.borrow().to_value()));
             Some(())
         })?;
         Some(Arc::new(Map::from_entries(entries)))
@@ -464,18 +461,17 @@ impl<'a> Scan<'a> {
         })
     }
 
-    /// One condition (must be an object), decoded when its type is projected.
+    /// One condition (must be an object), decoded when its type is projected; nothing is
+    /// built for one that is not.
     fn condition(&mut self, page: &Arc<str>, p: &Projection) -> Option<Option<Condition>> {
         use ConditionField as F;
         let start = self.i;
         let decoded = p.condition_fields | 1 << F::Type as u32;
         let mut seen = 0u32;
-        let mut texts: [Option<Arc<str>>; 7] = Default::default();
+        let mut texts: [Option<Str>; 7] = Default::default();
         let mut generation = 0;
         self.object(|s, key| {
-            let Some(def) = CONDITION_SCHEMA.iter().find(|d| {
-                d.name.as_bytes() == key || d.aliases.iter().any(|a| a.as_bytes() == key)
-            }) else {
+            let Some(def) = lookup(&CONDITION_SCHEMA, key) else {
                 return s.skip(0);
             };
             let bit = 1 << def.field as u32;
@@ -493,35 +489,29 @@ impl<'a> Scan<'a> {
                         generation = s.int()?;
                     }
                 }
-                f => texts[f as usize] = s.text(page)?,
+                f => texts[f as usize] = s.text()?,
             }
             Some(())
         })?;
-        let keep = match (&texts[F::Type as usize], &p.condition_types) {
-            (_, None) => true,
-            (Some(ty), Some(types)) => types.iter().any(|t| **t == **ty),
-            (None, Some(types)) => types.iter().any(|t| t.is_empty()),
+        let [ty, status, reason, message, created, updated, transition] = texts;
+        let ty = opt_text(page, ty)?;
+        let keep = match &p.condition_types {
+            None => true,
+            Some(types) => types.iter().any(|t| **t == *ty.as_str()),
         };
         if !keep {
             return Some(None);
         }
         let raw = RawText::range(page, start, self.i)?;
-        let [ty, status, reason, message, created, updated, transition] = texts;
-        let text =
-            |t: Option<Arc<str>>| -> Field<Arc<str>> { Ok(t.unwrap_or_else(|| EMPTY.clone())) };
-        let time = |name: &str, t: Option<Arc<str>>| match t {
-            Some(t) => canonical_time(name, &t),
-            None => Ok(EMPTY.clone()),
-        };
         let all = (1 << CONDITION_SCHEMA.len()) - 1;
         Some(Some(Condition {
-            ty: text(ty),
-            status: text(status),
-            reason: text(reason),
-            message: text(message),
-            created_time: time("created_time", created),
-            last_updated_time: time("last_updated_time", updated),
-            last_transition_time: time("last_transition_time", transition),
+            ty: Ok(ty),
+            status: Ok(opt_text(page, status)?),
+            reason: Ok(opt_text(page, reason)?),
+            message: Ok(opt_text(page, message)?),
+            created_time: time_of(page, "created_time", created)?,
+            last_updated_time: time_of(page, "last_updated_time", updated)?,
+            last_transition_time: time_of(page, "last_transition_time", transition)?,
             observed_generation: Ok(generation),
             partial: (decoded != all).then(|| Partial {
                 raw,
@@ -533,25 +523,34 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time.
+/// The schema entry whose name or alias is `key` (length and first byte first: most keys
+/// are rejected without a comparison).
+fn lookup<F, const N: usize>(
+    schema: &'static [FieldDef<F>; N],
+    key: &[u8],
+) -> Option<&'static FieldDef<F>> {
+    let same = |name: &str| {
+        let name = name.as_bytes();
+        name.len() == key.len() && name.first() == key.first() && name == key
+    };
+    schema
+        .iter()
+        .find(|d| same(d.name) || d.aliases.iter().any(|a| same(a)))
+}
+
+/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time (a
+/// string is scanned inside the page, so almost always eight bytes remain: the last few go
+/// byte by byte).
 fn special(b: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
     while let Some(chunk) = b.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // A byte below 0x20 or equal to '"' or '\\' sets its high bit (bytes >= 0x80 are
-        // excluded by `!w`; a false positive only sends this chunk to the byte loop).
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        let found =
-            (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
-                & !w
-                & HIGH;
+        let found = special_bytes(u64::from_le_bytes(word));
         if found != 0 {
-            break;
+            // The lowest flagged byte is a true one (a false flag only ever sits above a true
+            // one, where a borrow ran into it).
+            return Some(i + (found.trailing_zeros() / 8) as usize);
         }
         i += 8;
     }
@@ -561,13 +560,51 @@ fn special(b: &[u8]) -> Option<usize> {
         .map(|n| i + n)
 }
 
-/// A string's decoded text: borrowed from the page when it has no escapes.
-fn text_of(page: &str, s: Str) -> Option<Arc<str>> {
+/// The high bit of each byte of `w` below 0x20 or equal to '"' or '\\' (bytes >= 0x80 are
+/// excluded by `!w`; above a flagged byte a flag may be false).
+fn special_bytes(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
+        & !w
+        & HIGH
+}
+
+/// A string's decoded text: a range of the page when it has no escapes, else a copy.
+fn text_of(page: &Arc<str>, s: Str) -> Option<Text> {
     if !s.escaped {
-        return page.get(s.start..s.end).map(Arc::from);
+        return Text::range(page, s.start, s.end);
     }
     let quoted = page.get(s.start - 1..s.end + 1)?;
-    serde_json::from_str::<String>(quoted).ok().map(Arc::from)
+    serde_json::from_str::<String>(quoted)
+        .ok()
+        .map(|t| Text::whole(Arc::from(t)))
+}
+
+/// A text field: "" when absent.
+fn opt_text(page: &Arc<str>, s: Option<Str>) -> Option<Text> {
+    match s {
+        None => Some(Text::empty()),
+        Some(s) => text_of(page, s),
+    }
+}
+
+/// A time field: canonical and parsed ("" when absent, an error when it is not RFC 3339).
+fn time_of(
+    page: &Arc<str>,
+    name: &str,
+    s: Option<Str>,
+) -> Option<Result<Time, crate::cel::value::EvalError>> {
+    let Some(s) = s else {
+        return Some(Ok(Time::empty()));
+    };
+    if !s.escaped {
+        return Some(canonical_time(name, page.get(s.start..s.end)?, page));
+    }
+    let text = text_of(page, s)?;
+    Some(canonical_time(name, text.as_str(), &EMPTY))
 }
 
 /// The complete decoding of a projected resource's text.

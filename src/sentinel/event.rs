@@ -11,8 +11,14 @@
 //! extension, `traceparent` (set only when tracing is on), follows `data`: extensions come after
 //! `data`, sorted by name; without one the bytes are exactly the untraced ones.
 
-use serde_json::{Map, Number, Value};
-use std::io::Write;
+use crate::message_data::DataJson;
+#[cfg(test)]
+use crate::message_data::encode::write_json as write_value;
+use crate::message_data::encode::write_str;
+#[cfg(test)]
+use serde_json::Map;
+use serde_json::Value;
+use std::sync::OnceLock;
 use uuid::Uuid;
 
 /// The CloudEvents `source` attribute of every event the sentinel publishes.
@@ -25,10 +31,79 @@ pub struct Event {
     pub id: Uuid,
     /// The CloudEvents `type`: `com.redhat.hyperfleet.<kind>.reconcile`.
     pub ty: String,
-    /// The CloudEvents `data`: the evaluated `message_data` object.
-    pub data: Value,
+    /// The CloudEvents `data`: the evaluated `message_data` object, as its wire bytes.
+    pub data: Data,
     /// The `traceparent` extension: the publish span, when tracing is on.
     pub traceparent: Option<TraceParent>,
+}
+
+/// The `data` of an event: its JSON bytes as they go on the wire (written straight from the
+/// evaluated values, or from a JSON tree), read back as a tree only on demand (tests, logs).
+pub struct Data {
+    json: Vec<u8>,
+    tree: OnceLock<Value>,
+}
+
+impl Data {
+    /// The JSON bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.json
+    }
+
+    /// The JSON as a tree (parsed on first use).
+    pub fn tree(&self) -> &Value {
+        self.tree
+            .get_or_init(|| serde_json::from_slice(&self.json).unwrap_or(Value::Null))
+    }
+}
+
+impl From<DataJson> for Data {
+    fn from(data: DataJson) -> Data {
+        Data {
+            json: data.0,
+            tree: OnceLock::new(),
+        }
+    }
+}
+
+/// A JSON tree, encoded as Go's `encoding/json` would.
+impl From<Value> for Data {
+    fn from(tree: Value) -> Data {
+        let mut json = Vec::with_capacity(64);
+        crate::message_data::encode::write_json(&mut json, &tree);
+        let cell = OnceLock::new();
+        let _ = cell.set(tree);
+        Data { json, tree: cell }
+    }
+}
+
+impl Clone for Data {
+    fn clone(&self) -> Data {
+        Data {
+            json: self.json.clone(),
+            tree: self.tree.clone(),
+        }
+    }
+}
+
+impl PartialEq for Data {
+    fn eq(&self, other: &Data) -> bool {
+        self.json == other.json
+    }
+}
+
+impl std::fmt::Debug for Data {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        String::from_utf8_lossy(&self.json).fmt(f)
+    }
+}
+
+/// `data["key"]`: a field of the tree (`null` when absent), as `serde_json::Value` indexes.
+impl std::ops::Index<&str> for Data {
+    type Output = Value;
+    fn index(&self, key: &str) -> &Value {
+        &self.tree()[key]
+    }
 }
 
 /// A W3C trace context: `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`.
@@ -71,21 +146,32 @@ fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// The CloudEvents type for a resource kind: `com.redhat.hyperfleet.<lowercased kind>.reconcile`.
 pub fn event_type(kind: &str) -> String {
-    format!("com.redhat.hyperfleet.{}.reconcile", kind.to_lowercase())
+    const PREFIX: &str = "com.redhat.hyperfleet.";
+    const SUFFIX: &str = ".reconcile";
+    let mut ty = String::with_capacity(PREFIX.len() + kind.len() + SUFFIX.len());
+    ty.push_str(PREFIX);
+    if kind.is_ascii() {
+        ty.extend(kind.chars().map(|c| c.to_ascii_lowercase()));
+    } else {
+        ty.push_str(&kind.to_lowercase());
+    }
+    ty.push_str(SUFFIX);
+    ty
 }
 
 impl Event {
-    /// A reconcile event for a resource of `kind` (e.g. `Cluster`) with a fresh UUID v7 id.
-    pub fn new(kind: &str, data: Value) -> Event {
+    /// A reconcile event for a resource of `kind` (e.g. `Cluster`) with a fresh UUID v7 id
+    /// (its random bits from a per-thread generator: no system call per event).
+    pub fn new(kind: &str, data: impl Into<Data>) -> Event {
         Event::with_id(Uuid::now_v7(), kind, data)
     }
 
     /// A reconcile event with a given id (for tests and replays).
-    pub fn with_id(id: Uuid, kind: &str, data: Value) -> Event {
+    pub fn with_id(id: Uuid, kind: &str, data: impl Into<Data>) -> Event {
         Event {
             id,
             ty: event_type(kind),
-            data,
+            data: data.into(),
             traceparent: None,
         }
     }
@@ -93,6 +179,7 @@ impl Event {
     /// Appends the structured JSON body to `buf` (which the caller clears and reuses).
     pub fn encode_into(&self, buf: &mut Vec<u8>) {
         let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        buf.reserve(160 + self.ty.len() + self.data.json.len());
         buf.extend_from_slice(br#"{"specversion":"1.0","id":""#);
         buf.extend_from_slice(self.id.hyphenated().encode_lower(&mut id).as_bytes());
         buf.extend_from_slice(br#"","source":""#);
@@ -100,7 +187,7 @@ impl Event {
         buf.extend_from_slice(br#"","type":"#);
         write_str(buf, &self.ty);
         buf.extend_from_slice(br#","datacontenttype":"application/json","data":"#);
-        write_value(buf, &self.data);
+        buf.extend_from_slice(&self.data.json);
         if let Some(tp) = &self.traceparent {
             buf.extend_from_slice(br#","traceparent":""#);
             tp.write(buf);
@@ -114,218 +201,6 @@ impl Event {
         let mut buf = Vec::with_capacity(256);
         self.encode_into(&mut buf);
         buf
-    }
-}
-
-/// Writes a JSON value the way Go's `encoding/json` marshals the equivalent `interface{}`.
-///
-/// The value is built by the program (message_data evaluation), whose nesting is bounded by the
-/// size of the CEL expressions, so the recursion here is bounded too.
-fn write_value(buf: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Null => buf.extend_from_slice(b"null"),
-        Value::Bool(true) => buf.extend_from_slice(b"true"),
-        Value::Bool(false) => buf.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(buf, n),
-        Value::String(s) => write_str(buf, s),
-        Value::Array(items) => {
-            buf.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                write_value(buf, item);
-            }
-            buf.push(b']');
-        }
-        Value::Object(map) => write_object(buf, map),
-    }
-}
-
-/// Writes an object with its keys in bytewise order, as Go sorts map keys. Maps already in order
-/// (the usual case: message_data arrives sorted) are written without allocating.
-fn write_object(buf: &mut Vec<u8>, map: &Map<String, Value>) {
-    let sorted = map.keys().zip(map.keys().skip(1)).all(|(a, b)| a < b);
-    let write_entry = |buf: &mut Vec<u8>, i: usize, key: &str, value: &Value| {
-        if i > 0 {
-            buf.push(b',');
-        }
-        write_str(buf, key);
-        buf.push(b':');
-        write_value(buf, value);
-    };
-    buf.push(b'{');
-    if sorted {
-        for (i, (key, value)) in map.iter().enumerate() {
-            write_entry(buf, i, key, value);
-        }
-    } else {
-        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-        entries.sort_by(|a, b| a.0.cmp(b.0));
-        for (i, (key, value)) in entries.into_iter().enumerate() {
-            write_entry(buf, i, key, value);
-        }
-    }
-    buf.push(b'}');
-}
-
-/// Writes a string with Go's HTML-safe escaping (`encoding/json` default since Go 1.22).
-fn write_str(buf: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
-    buf.push(b'"');
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let short: &[u8] = match b {
-            b'"' => br#"\""#,
-            b'\\' => br"\\",
-            b'\n' => br"\n",
-            b'\r' => br"\r",
-            b'\t' => br"\t",
-            0x08 => br"\b",
-            0x0c => br"\f",
-            b'<' | b'>' | b'&' | 0x00..=0x1f => b"",
-            // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8; Go escapes them for JSONP.
-            0xe2 if bytes.get(i + 1) == Some(&0x80)
-                && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
-            {
-                buf.extend_from_slice(&bytes[start..i]);
-                buf.extend_from_slice(if bytes[i + 2] == 0xa8 {
-                    br"\u2028"
-                } else {
-                    br"\u2029"
-                });
-                i += 3;
-                start = i;
-                continue;
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        buf.extend_from_slice(&bytes[start..i]);
-        if short.is_empty() {
-            buf.extend_from_slice(br"\u00");
-            buf.push(HEX[usize::from(b >> 4)]);
-            buf.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            buf.extend_from_slice(short);
-        }
-        i += 1;
-        start = i;
-    }
-    buf.extend_from_slice(&bytes[start..]);
-    buf.push(b'"');
-}
-
-fn write_number(buf: &mut Vec<u8>, n: &Number) {
-    // Writing into a Vec cannot fail.
-    if let Some(i) = n.as_i64() {
-        let _ = write!(buf, "{i}");
-    } else if let Some(u) = n.as_u64() {
-        let _ = write!(buf, "{u}");
-    } else if let Some(f) = n.as_f64() {
-        write_f64(buf, f);
-    }
-}
-
-/// The shortest decimal digits that round-trip to `abs` (a finite non-negative float), and the
-/// decimal exponent of the first digit, chosen as Go's strconv chooses them.
-///
-/// Rust's `{:e}` finds the shortest digit count Go finds, but when the float lies exactly halfway
-/// between two shortest candidates it may pick the upper one, where Go rounds to even. Re-formatting with that
-/// many digits at fixed precision rounds half to even, as Go does; it is kept only if it still
-/// round-trips (a tie never breaks that, it is checked to be safe).
-fn shortest_digits(abs: f64, digits: &mut [u8; 40]) -> (usize, i32) {
-    let mut tmp = [0u8; 48];
-    let (n, exp) = split_exp(format_exp(&mut tmp, abs, None), digits);
-    if n > 1 {
-        let mut tmp = [0u8; 48];
-        let text = format_exp(&mut tmp, abs, Some(n - 1));
-        if std::str::from_utf8(text)
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            == Some(abs)
-        {
-            return split_exp(text, digits);
-        }
-    }
-    (n, exp)
-}
-
-/// `abs` in Rust's exponent notation (`1.25e-7`), shortest or with `precision` fraction digits.
-fn format_exp(tmp: &mut [u8; 48], abs: f64, precision: Option<usize>) -> &[u8] {
-    let mut cursor = std::io::Cursor::new(&mut tmp[..]);
-    // At most 17 significant digits plus sign, point and a 4-character exponent: it fits.
-    let _ = match precision {
-        None => write!(cursor, "{abs:e}"),
-        Some(p) => write!(cursor, "{abs:.p$e}"),
-    };
-    let len = usize::try_from(cursor.position()).unwrap_or(0);
-    &tmp[..len]
-}
-
-/// Splits `d.ddde±x` into its digits (into `digits`) and exponent: (digit count, exponent).
-fn split_exp(text: &[u8], digits: &mut [u8; 40]) -> (usize, i32) {
-    let e_pos = text.iter().position(|&c| c == b'e').unwrap_or(text.len());
-    let exp = text
-        .get(e_pos + 1..)
-        .and_then(|t| std::str::from_utf8(t).ok());
-    let exp = exp.and_then(|t| t.parse().ok()).unwrap_or(0);
-    let mut n = 0;
-    for &c in text[..e_pos].iter().filter(|c| c.is_ascii_digit()) {
-        if let Some(slot) = digits.get_mut(n) {
-            *slot = c;
-            n += 1;
-        }
-    }
-    if n == 0 {
-        digits[0] = b'0';
-        n = 1;
-    }
-    (n, exp)
-}
-
-/// Writes a finite float like Go's `encoding/json`: shortest round-trip digits, plain notation
-/// for magnitudes in [1e-6, 1e21), otherwise exponent notation with a sign and no zero padding
-/// for negative exponents (`1e+21`, `1.5e-7`).
-fn write_f64(buf: &mut Vec<u8>, f: f64) {
-    let mut digits = [0u8; 40];
-    let (n_digits, exp) = shortest_digits(f.abs(), &mut digits);
-    let digits = &digits[..n_digits];
-    if f.is_sign_negative() {
-        buf.push(b'-');
-    }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        buf.push(digits[0]);
-        if digits.len() > 1 {
-            buf.push(b'.');
-            buf.extend_from_slice(&digits[1..]);
-        }
-        let _ = write!(
-            buf,
-            "e{}{}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
-    } else if exp < 0 {
-        buf.extend_from_slice(b"0.");
-        buf.extend(std::iter::repeat_n(b'0', exp.unsigned_abs() as usize - 1));
-        buf.extend_from_slice(digits);
-    } else {
-        let int_len = exp as usize + 1;
-        if digits.len() <= int_len {
-            buf.extend_from_slice(digits);
-            buf.extend(std::iter::repeat_n(b'0', int_len - digits.len()));
-        } else {
-            buf.extend_from_slice(&digits[..int_len]);
-            buf.push(b'.');
-            buf.extend_from_slice(&digits[int_len..]);
-        }
     }
 }
 

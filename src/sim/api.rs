@@ -28,7 +28,7 @@ pub mod status;
 pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
 pub use fleet::{
     ACTOR, Collection, Fleet, FleetError, Found, ListFilter, ListPage, Meta, Progress, PutOutcome,
-    sample_id, sample_resource,
+    realistic_resource, sample_id, sample_resource,
 };
 pub use search::{Search, SearchError, Term, parse_search};
 

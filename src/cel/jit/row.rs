@@ -10,7 +10,10 @@
 //! named by the fields of the schema ([`crate::cel::host::RESOURCE_SCHEMA`]), never by position.
 
 use super::abi::Boxed;
-use crate::cel::host::{Condition, ConditionField, Field, Resource, ResourceField};
+use crate::cel::host::{
+    Condition, ConditionField, EMPTY, Field, Resource, ResourceField, TextField, TextRef, Time,
+    TimeField,
+};
 use crate::cel::time::parse_timestamp;
 use crate::cel::value::{EvalError, Value};
 use std::sync::{Arc, LazyLock};
@@ -179,7 +182,8 @@ impl Prepared {
     }
 
     fn slot(&mut self, r: &Resource, resource: &Arc<Resource>, key: FieldKey) -> Slot {
-        let resource_str = |f: ResourceField| r.text(f).unwrap_or(&NOT_TEXT);
+        let resource_str = |f: ResourceField| r.text(f).unwrap_or(Ok(not_text()));
+        let resource_time = |f: ResourceField| r.time(f).unwrap_or(Ok(&NOT_TIME));
         match key {
             FieldKey::Resource => Slot {
                 boxed: self.boxed(Value::Resource(resource.clone())),
@@ -187,7 +191,7 @@ impl Prepared {
             },
             FieldKey::Generation => int_slot(r.generation()),
             FieldKey::ResourceStr(f) => self.str_slot(resource_str(f)),
-            FieldKey::ResourceTime(f) => self.time_slot(resource_str(f)),
+            FieldKey::ResourceTime(f) => self.time_slot(resource_time(f)),
             FieldKey::Cond(c) => match self.conds.get(c).cloned() {
                 Some(Ok(cond)) => Slot {
                     boxed: self.boxed(Value::Condition(cond)),
@@ -209,7 +213,7 @@ impl Prepared {
                 None => empty_slot(),
             },
             FieldKey::CondTime(c, f) => match self.condition(c) {
-                Some(cond) => self.time_slot(condition_str(&cond, f)),
+                Some(cond) => self.time_slot(cond.time(f).unwrap_or(Ok(&NOT_TIME))),
                 None => empty_slot(),
             },
             FieldKey::CondGeneration(c) => match self.condition(c) {
@@ -223,16 +227,17 @@ impl Prepared {
         self.conds.get(c).and_then(|f| f.as_ref().ok()).cloned()
     }
 
-    fn str_slot(&mut self, f: &Field<Arc<str>>) -> Slot {
+    fn str_slot(&mut self, f: TextField<'_>) -> Slot {
         match f {
-            Ok(s) => {
+            Ok(text) => {
+                let s = text.as_str();
                 let mut prefix = [0u8; 8];
                 let n = s.len().min(8);
                 prefix[..n].copy_from_slice(&s.as_bytes()[..n]);
                 Slot {
                     w: [s.len() as u64, u64::from_le_bytes(prefix)],
                     err: null_err(),
-                    boxed: self.boxed(Value::String(s.clone())),
+                    boxed: self.boxed(text.to_value()),
                 }
             }
             Err(e) => Slot {
@@ -243,11 +248,16 @@ impl Prepared {
     }
 }
 
-/// What a slot of a field that is not text reads (never: slot keys name text fields).
-static NOT_TEXT: LazyLock<Field<Arc<str>>> = LazyLock::new(|| Ok(Arc::from("")));
+/// What a slot of a field that is not text (or not a time) reads: "" (never: slot keys name
+/// text and time fields only).
+fn not_text() -> TextRef<'static> {
+    TextRef::whole(&EMPTY)
+}
 
-fn condition_str(c: &Condition, f: ConditionField) -> &Field<Arc<str>> {
-    c.text(f).unwrap_or(&NOT_TEXT)
+static NOT_TIME: LazyLock<Time> = LazyLock::new(Time::empty);
+
+fn condition_str(c: &Condition, f: ConditionField) -> TextField<'_> {
+    c.text(f).unwrap_or(Ok(not_text()))
 }
 
 fn int_slot(f: &Field<i64>) -> Slot {
@@ -264,13 +274,22 @@ fn int_slot(f: &Field<i64>) -> Slot {
 }
 
 impl Prepared {
-    /// A time field parsed by `timestamp(…)`'s parser; a parse error is boxed (its address goes
-    /// in the slot).
-    fn time_slot(&mut self, f: &Field<Arc<str>>) -> Slot {
+    /// A time field as `timestamp(…)` reads it: the value parsed at decode, or the parser's
+    /// error, boxed (its address goes in the slot). Only a failing parse is redone here, to
+    /// get its error.
+    fn time_slot(&mut self, f: TimeField<'_>) -> Slot {
         // A field that failed to decode is never parsed: reading it fails first.
-        let Ok(text) = f else {
+        let Ok(time) = f else {
             return empty_slot();
         };
+        if let Some(t) = time.at {
+            let n = t.nanos();
+            return Slot {
+                w: [n as u64, ((n as u128) >> 64) as u64],
+                ..empty_slot()
+            };
+        }
+        let text = time.text.as_str();
         if text.is_empty()
             && let Some(e) = &self.empty_time_err
         {

@@ -15,6 +15,7 @@
 use super::search::Search;
 use super::status::{self, AdapterStatus, AggregateInput, Discard, StatusReport};
 use crate::sim::clock::{Clock, WallClock, format_time, parse_time};
+use chrono::{DateTime, Utc};
 use serde_json::{Value as Json, json};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -762,6 +763,63 @@ pub fn sample_resource(collection: Collection, index: u64, labels: &[(&str, &str
         });
     }
     resource
+}
+
+/// A realistic cluster of about 2 KB, as a production HyperFleet serves it, at `now`: five
+/// conditions (`Available`, `Applied`, `Health`, `Reconciled`, `LastKnownReconciled`, each with
+/// reason and message), five labels, a spec with a network and a node pool, owner references.
+/// Every third one (`index % 3 == 0`) was last reconciled two hours before `now` (the default
+/// rules publish its periodic re-check); the others just now (skipped): about a third due.
+pub fn realistic_resource(index: u64, now: DateTime<Utc>) -> Json {
+    // Whole seconds, as the API writes its times.
+    let now = DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now);
+    let id = sample_id(Collection::Clusters, index);
+    let created = format_time(now - chrono::TimeDelta::days(30 + (index % 60) as i64));
+    let reconciled = match index % 3 {
+        0 => format_time(now - chrono::TimeDelta::hours(2)),
+        _ => format_time(now),
+    };
+    let generation = 1 + (index % 5) as i64;
+    let condition = |ty: &str, reason: &str, message: &str| {
+        json!({
+            "type": ty, "status": "True", "reason": reason, "message": message,
+            "observed_generation": generation, "created_time": created,
+            "last_updated_time": reconciled, "last_transition_time": reconciled,
+        })
+    };
+    let region = ["us-east-1", "eu-west-1", "ap-south-1"][(index % 3) as usize];
+    json!({
+        "kind": "Cluster",
+        "id": id,
+        "href": format!("/api/hyperfleet/v1/clusters/{id}"),
+        "name": format!("prod-cluster-{index:06}"),
+        "labels": {
+            "region": region, "tier": "standard", "team": format!("team-{}", index % 17),
+            "environment": "production", "cost-center": format!("cc-{:04}", index % 311),
+        },
+        "spec": {
+            "platform": {"type": "aws", "region": region, "account": format!("{:012}", index * 7919 % 1_000_000_000_000)},
+            "release": {"version": "4.17.3", "channel": "stable-4.17"},
+            "network": {"type": "OVNKubernetes", "cidr": "10.0.0.0/16", "service_cidr": "172.30.0.0/16", "pod_cidr": "10.128.0.0/14"},
+            "nodes": {"replicas": 3 + index % 10, "instance_type": "m6i.xlarge", "autoscaling": {"min": 3, "max": 12}},
+        },
+        "owner_references": {
+            "id": format!("org-{:08x}", index % 97), "kind": "Organization",
+            "href": format!("/api/hyperfleet/v1/organizations/org-{:08x}", index % 97),
+        },
+        "generation": generation,
+        "created_time": created,
+        "updated_time": reconciled,
+        "created_by": ACTOR,
+        "updated_by": ACTOR,
+        "status": {"conditions": [
+            condition("Available", "AllAdaptersAvailable", "all required adapters report Available=True"),
+            condition("Applied", "ManifestsApplied", "the cluster manifests were applied by every adapter"),
+            condition("Health", "Healthy", "control plane and workers are healthy"),
+            condition("Reconciled", "AllAdaptersReconciled", "all required adapters reported at the current generation"),
+            condition("LastKnownReconciled", "AllAdaptersReconciled", "last reconciled at the current generation"),
+        ]},
+    })
 }
 
 /// The id [`sample_resource`] gives resource `index` of `collection`.
