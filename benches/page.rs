@@ -5,12 +5,12 @@
 
 use criterion::{Criterion, Throughput, criterion_group};
 use sentinel::cel::time::parse_timestamp;
+use sentinel::daemon::api::decode_page_with;
+use sentinel::daemon::event::Event;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use sentinel::message_data::MessageData;
 use sentinel::message_data::MessageDataProgram;
 use sentinel::resource::corpus::fleet;
-use sentinel::sentinel::api::decode_page_with;
-use sentinel::sentinel::event::Event;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! - [`cmd`]: the subcommands behind the `sentinel` binary.
 //! - [`sim`]: stand-ins for the HyperFleet API, the adapters and their queues, for tests and
 //!   `simulate`.
-//! - [`sentinel`]: the daemon: config, API client, broker, loop, metrics, health.
+//! - [`daemon`]: the daemon: config, API client, broker, loop, metrics, health.
 //! - the rules: [`rules`] (everything a config compiles to, from its sources), [`decision`]
 //!   (message_decision params + result → publish or skip) and [`message_data`] (the CloudEvent
 //!   `data` object built per published resource).
@@ -15,11 +15,11 @@
 
 pub mod cel;
 pub mod cmd;
+pub mod daemon;
 pub mod decision;
 pub mod message_data;
 pub mod resource;
 pub mod rules;
-pub mod sentinel;
 pub mod sim;
 
 /// The dependency rule (ARCHITECTURE.md, Invariants): the layers top to bottom, each with its
@@ -28,7 +28,7 @@ pub mod sim;
 pub const LAYERS: &[(&str, &[&str])] = &[
     ("cmd", &["cmd"]),
     ("sim", &["sim"]),
-    ("sentinel", &["sentinel"]),
+    ("daemon", &["daemon"]),
     ("rules", &["rules", "decision", "message_data"]),
     ("resource", &["resource"]),
     ("cel", &["cel"]),
@@ -171,11 +171,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            violations("rules", "use crate::{cel::time, sentinel::config};"),
-            ["line 1: `rules` imports `crate::sentinel`"]
+            violations("rules", "use crate::{cel::time, daemon::config};"),
+            ["line 1: `rules` imports `crate::daemon`"]
         );
         // Downward and sideways are fine; so is a module's own layer.
-        assert!(violations("sim", "use crate::sentinel::runtime::Daemon;").is_empty());
+        assert!(violations("sim", "use crate::daemon::runtime::Daemon;").is_empty());
         assert!(violations("message_data", "use crate::decision::compile_expr;").is_empty());
         assert!(violations("cel", "use crate::cel::value::Value;").is_empty());
         assert_eq!(violations("cel", "crate::resource::Resource").len(), 1);

@@ -2,13 +2,13 @@
 
 use clap::{Parser, Subcommand};
 use sentinel::cmd::{self, CmdError};
-use sentinel::sentinel::config::{self, ConfigFlags};
+use sentinel::daemon::config::{self, ConfigFlags};
 use std::process::ExitCode;
 
 /// HyperFleet Sentinel: polls the HyperFleet API, decides per resource with CEL rules (compiled
 /// to native code) whether it needs reconciling, and publishes CloudEvents to the broker.
 #[derive(Parser, Debug)]
-#[command(name = "sentinel", version = sentinel::sentinel::VERSION, about, long_about = None)]
+#[command(name = "sentinel", version = sentinel::daemon::VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -56,7 +56,7 @@ fn main() -> ExitCode {
         Command::Ir(args) => cmd::ir::main(&args),
         Command::Bench(args) => cmd::bench::main(&args),
         Command::Simulate(args) => cmd::simulate::main(&args, &mut std::io::stdout()),
-        Command::Version => print_out(&format!("{}\n", sentinel::sentinel::version_text())),
+        Command::Version => print_out(&format!("{}\n", sentinel::daemon::version_text())),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -794,7 +794,7 @@ fn json_integers_beyond_int64_are_doubles_in_both_engines() {
 /// Where deciding on resources decoded from one page under the program's projection differs
 /// from deciding on completely decoded ones, for either engine.
 pub fn projected_disagreement(p: &Program, resources: &[Json], now: Timestamp) -> Option<String> {
-    use sentinel::sentinel::api::decode_page_with;
+    use sentinel::daemon::api::decode_page_with;
     let body = serde_json::to_vec(&json!({"items": resources, "total": resources.len()}))
         .expect("serializable");
     let projection = Arc::new(p.projection());
@@ -877,7 +877,7 @@ fn reads_outside_the_projection_see_the_field() {
     assert_projected_agree(&p, &resources);
     let body = serde_json::to_vec(&json!({"items": resources, "total": 1})).expect("json");
     let page =
-        sentinel::sentinel::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
+        sentinel::daemon::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
     let resource = Arc::new(page.items.into_iter().next().expect("one item"));
     let compiled = Compiled::new(p, Engine::Jit).expect("jit");
     let decision = compiled.decide(&resource, now(), &mut Scratch::default());
@@ -934,7 +934,7 @@ fn dynamic_reads_outside_the_projection_see_the_fields() {
     assert_projected_agree(&p, &resources);
     let body = serde_json::to_vec(&json!({"items": resources, "total": 2})).expect("json");
     let page =
-        sentinel::sentinel::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
+        sentinel::daemon::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
     let items: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
     assert!(items.iter().all(|r| r.projection().is_some()));
     for engine in [Engine::Interp, Engine::Jit] {

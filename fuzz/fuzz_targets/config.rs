@@ -7,9 +7,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::rules::Rules;
-use sentinel::sentinel::broker::config as broker_config;
-use sentinel::sentinel::config::{ConfigFlags, load_str};
-use sentinel::sentinel::telemetry::TraceSettings;
+use sentinel::daemon::broker::config as broker_config;
+use sentinel::daemon::config::{ConfigFlags, load_str};
+use sentinel::daemon::telemetry::TraceSettings;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::decision::Scratch;
 use sentinel::rules::Rules;
-use sentinel::sentinel::api::{ApiError, Backoff, decode_page, parse_retry_after};
+use sentinel::daemon::api::{ApiError, Backoff, decode_page, parse_retry_after};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 

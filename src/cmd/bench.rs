@@ -421,7 +421,7 @@ pub fn main(args: &BenchArgs) -> Result<(), CmdError> {
             origin: "--now".into(),
             message: e.message,
         })?,
-        None => crate::sentinel::runtime::wall_clock(),
+        None => crate::daemon::runtime::wall_clock(),
     };
     let report = measure(rules.decision.program(), args, now)?;
     let mut out = std::io::stdout().lock();

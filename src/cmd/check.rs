@@ -2,8 +2,8 @@
 //! every diagnostic.
 
 use super::CmdError;
+use crate::daemon::config::{self, Config, ConfigFlags};
 use crate::rules::Rules;
-use crate::sentinel::config::{self, Config, ConfigFlags};
 use std::io::Write;
 use std::path::Path;
 
@@ -46,7 +46,7 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
         "resource_type: {}   poll_interval: {:?}   selector: {}",
         config.resource_type,
         config.poll_interval,
-        crate::sentinel::metrics::selector_label(&config.selector_pairs())
+        crate::daemon::metrics::selector_label(&config.selector_pairs())
     )?;
     let origin = if config.message_decision.is_some() {
         ""

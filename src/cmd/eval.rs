@@ -121,7 +121,7 @@ pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
             origin: "--now".into(),
             message: e.message,
         })?,
-        None => crate::sentinel::runtime::wall_clock(),
+        None => crate::daemon::runtime::wall_clock(),
     };
     let program = if rules.decision.engine() == args.engine {
         rules.decision

@@ -31,7 +31,7 @@ pub enum CmdError {
     },
     /// The config file is unreadable or invalid.
     #[error("{0}")]
-    Config(#[from] crate::sentinel::config::ConfigError),
+    Config(#[from] crate::daemon::config::ConfigError),
     /// The rules did not compile.
     #[error("{0}")]
     Compile(#[from] crate::decision::CompileError),

@@ -2,15 +2,15 @@
 //! rules, API probe, broker, HTTP servers, then the poll loop until SIGTERM/SIGINT.
 
 use super::CmdError;
+use crate::daemon::VERSION;
+use crate::daemon::api::ApiClient;
+use crate::daemon::config::{self, Config, ConfigFlags, LogFormat, LogLevel, LogOutput};
+use crate::daemon::health;
+use crate::daemon::logging::{self, LogSettings};
+use crate::daemon::runtime::{self, Daemon};
+use crate::daemon::telemetry::{self, Telemetry, TraceSettings};
+use crate::daemon::{broker, broker::config as broker_config};
 use crate::rules::Rules;
-use crate::sentinel::VERSION;
-use crate::sentinel::api::ApiClient;
-use crate::sentinel::config::{self, Config, ConfigFlags, LogFormat, LogLevel, LogOutput};
-use crate::sentinel::health;
-use crate::sentinel::logging::{self, LogSettings};
-use crate::sentinel::runtime::{self, Daemon};
-use crate::sentinel::telemetry::{self, Telemetry, TraceSettings};
-use crate::sentinel::{broker, broker::config as broker_config};
 use std::sync::Arc;
 use tokio::sync::watch;
 use tracing::info;

@@ -5,10 +5,10 @@
 //! sentinel running elsewhere.
 
 use super::CmdError;
-use crate::sentinel::broker::BrokerError;
-use crate::sentinel::broker::config::{self as broker_config, ExchangeType};
-use crate::sentinel::config::{self, ConfigFlags};
-use crate::sentinel::logging::{self, LogSettings};
+use crate::daemon::broker::BrokerError;
+use crate::daemon::broker::config::{self as broker_config, ExchangeType};
+use crate::daemon::config::{self, ConfigFlags};
+use crate::daemon::logging::{self, LogSettings};
 use crate::sim::adapters::{AdapterSpec, default_adapters, parse_duration};
 use crate::sim::api::{Collection, realistic_resource};
 use crate::sim::run::{self, ProgressStyle, RunOptions, Summary};
@@ -159,7 +159,7 @@ pub fn main(args: &SimulateArgs, out: &mut dyn Write) -> Result<(), CmdError> {
         level: args.log_level,
         json: false,
         stderr: true,
-        version: crate::sentinel::VERSION.to_string(),
+        version: crate::daemon::VERSION.to_string(),
     });
     let (options, run_options) = options(args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -265,7 +265,7 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
             }
         }
         BrokerArg::Pubsub => {
-            let var = crate::sentinel::broker::EMULATOR_HOST_VAR;
+            let var = crate::daemon::broker::EMULATOR_HOST_VAR;
             let emulator_host = std::env::var(var)
                 .ok()
                 .filter(|h| !h.trim().is_empty())

@@ -79,7 +79,7 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 /// A time as a CEL timestamp, for the sentinel's `now`.
 pub fn to_timestamp(time: DateTime<Utc>) -> Timestamp {
     let nanos = time.timestamp_nanos_opt().map_or(0, i128::from);
-    Timestamp::from_nanos(nanos).unwrap_or_else(|_| crate::sentinel::runtime::wall_clock())
+    Timestamp::from_nanos(nanos).unwrap_or_else(|_| crate::daemon::runtime::wall_clock())
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use super::adapters::AdapterCounts;
 use super::clock::{Clock, to_timestamp};
 use super::simulation::Simulation;
-use crate::sentinel::runtime::{CycleReport, Daemon};
+use crate::daemon::runtime::{CycleReport, Daemon};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;

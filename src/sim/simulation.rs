@@ -15,14 +15,14 @@ use super::broker::{
     InProcessBroker, PubSubQueues, PubSubSetupError, RabbitQueues, RabbitSetupError,
 };
 use super::clock::{Clock, WallClock, format_time, to_timestamp};
-use crate::rules::Rules;
-use crate::sentinel::api::{ApiClient, ApiError};
-use crate::sentinel::broker::{
+use crate::daemon::api::{ApiClient, ApiError};
+use crate::daemon::broker::{
     BrokerError, ExchangeType, MemoryPublisher, PubSubOptions, PubSubPublisher, Publisher,
     RabbitConfig, RabbitOptions, RabbitPublisher,
 };
-use crate::sentinel::config::{self, Config, ConfigFlags};
-use crate::sentinel::runtime::{CycleReport, Daemon, api_client_config};
+use crate::daemon::config::{self, Config, ConfigFlags};
+use crate::daemon::runtime::{CycleReport, Daemon, api_client_config};
+use crate::rules::Rules;
 use serde_json::{Value as Json, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -615,7 +615,7 @@ async fn daemon(
             project,
             ..
         } => {
-            let cfg = crate::sentinel::broker::config::PubSubConfig {
+            let cfg = crate::daemon::broker::config::PubSubConfig {
                 project_id: project.clone(),
                 create_topic_if_missing: true,
                 ..Default::default()

@@ -9,13 +9,13 @@
 use lapin::options::{ExchangeDeclareOptions, ExchangeDeleteOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Connection, ExchangeKind};
-use sentinel::sentinel::broker::config::{
+use sentinel::daemon::broker::config::{
     self, BrokerConfig, BrokerKind, ExchangeType, RabbitConfig,
 };
-use sentinel::sentinel::broker::{
+use sentinel::daemon::broker::{
     self, BrokerError, PublishError, Publisher, RabbitOptions, RabbitPublisher, StdoutPublisher,
 };
-use sentinel::sentinel::event::Event;
+use sentinel::daemon::event::Event;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -1112,8 +1112,8 @@ async fn readiness_follows_connection_blocked_and_unblocked() {
 // ---- google pub/sub (against Google's emulator, started by tests/common/pubsub.rs) ----
 
 use crate::common::pubsub;
-use sentinel::sentinel::broker::config::PubSubConfig;
-use sentinel::sentinel::broker::{PubSubOptions, PubSubPublisher};
+use sentinel::daemon::broker::config::PubSubConfig;
+use sentinel::daemon::broker::{PubSubOptions, PubSubPublisher};
 
 fn pubsub_cfg(create_topic_if_missing: bool, enable_message_ordering: bool) -> PubSubConfig {
     PubSubConfig {

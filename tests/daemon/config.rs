@@ -14,13 +14,13 @@
 
 use clap::Parser;
 use proptest::prelude::*;
-use sentinel::decision::DecisionSource;
-use sentinel::message_data::MessageData;
-use sentinel::sentinel::config::{
+use sentinel::daemon::config::{
     Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
     MAX_CONFIG_BYTES, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH,
     config_path, dump, load, load_str,
 };
+use sentinel::decision::DecisionSource;
+use sentinel::message_data::MessageData;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -214,7 +214,7 @@ struct Row {
 }
 
 fn duration_text(d: Duration) -> String {
-    sentinel::sentinel::config::go_duration_string(d)
+    sentinel::daemon::config::go_duration_string(d)
 }
 
 fn bool_flag(text: &str) -> Option<bool> {

@@ -16,7 +16,7 @@ use crate::harness::{
     assert_watermill_properties, body, cluster_ids, data_id, eventually, fixture_fleet,
     new_clusters, now, read_data,
 };
-use sentinel::sentinel::runtime::CycleReport;
+use sentinel::daemon::runtime::CycleReport;
 use sentinel::sim::api::{Fault, FaultRule};
 use serde_json::Value as Json;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 use crate::harness::VERSION;
 use crate::harness::metrics;
 use openmetrics_parser::PrometheusType;
-use sentinel::sentinel::metrics::Metrics;
+use sentinel::daemon::metrics::Metrics;
 use serde_json::Value as Json;
 use std::path::Path;
 

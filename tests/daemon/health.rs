@@ -8,7 +8,7 @@ use crate::harness::in_process::{InProcess, Setup, in_process, no_shutdown};
 use crate::harness::logs::logs;
 use crate::harness::metrics::{MATCHED, PUBLISHED, base, sample};
 use crate::harness::{eventually, get, new_clusters, now};
-use sentinel::sentinel::health::{self, HealthState};
+use sentinel::daemon::health::{self, HealthState};
 use sentinel::sim::api::Fleet;
 use serde_json::json;
 use std::net::SocketAddr;

@@ -6,7 +6,7 @@
 //! Tests tell their lines apart by the `topic` field, unique per test.
 
 use super::VERSION;
-use sentinel::sentinel::logging::GoFormat;
+use sentinel::daemon::logging::GoFormat;
 use serde_json::Value as Json;
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};

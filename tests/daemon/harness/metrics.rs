@@ -6,7 +6,7 @@
 
 use openmetrics_parser::prometheus::parse_prometheus;
 use openmetrics_parser::{PrometheusType, PrometheusValue};
-use sentinel::sentinel::metrics::Metrics;
+use sentinel::daemon::metrics::Metrics;
 use std::collections::BTreeMap;
 
 pub const PUBLISHED: &str = "hyperfleet_sentinel_events_published_total";
@@ -101,7 +101,7 @@ fn with_consts<'a>(labels: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut all = labels.to_vec();
     all.extend([
         ("component", "sentinel"),
-        ("version", sentinel::sentinel::VERSION),
+        ("version", sentinel::daemon::VERSION),
     ]);
     all
 }

@@ -42,7 +42,7 @@ fn authority_start(url: &str) -> usize {
 /// and Go's `amqp091` (which the Go sentinel uses) read the same URL differently:
 /// - `amqp://host/` (path `/`) is the default vhost `/` in Go; lapin would take the empty vhost;
 /// - bracketed IPv6 hosts (`amqp://[::1]:5672`), which lapin would replace by `localhost`.
-pub(in crate::sentinel::broker) fn parse_url(url: &str) -> Result<AMQPUri, String> {
+pub(in crate::daemon::broker) fn parse_url(url: &str) -> Result<AMQPUri, String> {
     if !url.starts_with("amqp://") && !url.starts_with("amqps://") {
         return Err("must start with 'amqp://' or 'amqps://'".to_owned());
     }

@@ -25,8 +25,8 @@
 //! `publish_timeout`, so a message given up on is not published later behind the caller's back).
 
 use super::{BrokerError, Link, Liveness, PublishError};
-use crate::sentinel::broker::config::PubSubConfig;
-use crate::sentinel::event::Event;
+use crate::daemon::broker::config::PubSubConfig;
+use crate::daemon::event::Event;
 use google_cloud_gax::error::rpc::Code;
 use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::retry_policy::RetryPolicyExt;

@@ -10,7 +10,7 @@
 //! Invariant: no publish call blocks without bound. While the broker is unreachable publishes
 //! fail fast, and reconnects are attempted on later publishes with exponential backoff.
 
-use crate::sentinel::event::Event;
+use crate::daemon::event::Event;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

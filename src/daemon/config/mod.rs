@@ -53,7 +53,7 @@ pub mod go;
 mod keys;
 mod schema;
 mod validate;
-pub(in crate::sentinel) mod yaml;
+pub(in crate::daemon) mod yaml;
 
 pub use dump::dump;
 pub use flags::ConfigFlags;

@@ -79,7 +79,7 @@ fn is_path_segment(text: &str) -> bool {
 fn check_base_url(text: &str) -> Result<String, String> {
     let trimmed = text.trim();
     // Messages echo the URL with any password masked.
-    let text = &crate::sentinel::broker::config::mask_url(text);
+    let text = &crate::daemon::broker::config::mask_url(text);
     if trimmed.is_empty() {
         return Err("must not be empty".to_string());
     }

@@ -5,7 +5,7 @@
 //! everything but ASCII alphanumerics and `-_.~` as `%XX`; [`query_escape`]), so the API sees the same bytes from
 //! this sentinel as from the Go one.
 
-use crate::sentinel::config::go::query_escape;
+use crate::daemon::config::go::query_escape;
 
 /// The TSL search expression for a label selector: each `(label, value)` becomes
 /// `labels.<label>='<value>'` with single quotes in the value doubled, entries with an empty

@@ -12,7 +12,7 @@
 
 use super::config::{ExchangeType, RabbitConfig, mask_url, parse_url};
 use super::{BrokerError, Link, Liveness, PublishError};
-use crate::sentinel::event::Event;
+use crate::daemon::event::Event;
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::uri::AMQPUri;

@@ -7,7 +7,7 @@
 //! Invariant: a publish never blocks; the sink's answer is the event's result.
 
 use super::PublishError;
-use crate::sentinel::event::Event;
+use crate::daemon::event::Event;
 use std::sync::Arc;
 
 /// Where an in-process publisher delivers message bodies.

@@ -3,7 +3,7 @@
 //! config written for the Go sentinel is judged the same way, subscriber-side keys included.
 
 use super::{PubSubConfig, Reader};
-use crate::sentinel::config::go::parse_cloud_duration;
+use crate::daemon::config::go::parse_cloud_duration;
 use serde_yaml::Value;
 
 /// The keys of `broker.googlepubsub`.

@@ -30,8 +30,8 @@ pub use query::search_from_selector;
 pub use retry::Backoff;
 
 use super::telemetry::{HttpSpan, Tracing};
+use crate::daemon::broker::config::mask_url;
 use crate::resource::{Projection, Resource};
-use crate::sentinel::broker::config::mask_url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
 use std::collections::VecDeque;

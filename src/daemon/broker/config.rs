@@ -13,8 +13,8 @@
 //! URL's password never appears in an error message or in [`BrokerConfig::masked`].
 
 use super::BrokerError;
-use crate::sentinel::config::go::parse_go_bool;
-use crate::sentinel::config::yaml::{self, Setting, fields, join, parse_int, suggestion};
+use crate::daemon::config::go::parse_go_bool;
+use crate::daemon::config::yaml::{self, Setting, fields, join, parse_int, suggestion};
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ mod pubsub;
 mod url;
 
 pub use url::mask_url;
-pub(in crate::sentinel::broker) use url::parse_url;
+pub(in crate::daemon::broker) use url::parse_url;
 
 /// The environment lookup the loader reads: variable name → value.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;

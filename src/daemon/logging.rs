@@ -298,7 +298,7 @@ mod tests {
     #[test]
     fn other_crates_log_only_warnings() {
         let f = filter(Level::DEBUG);
-        assert!(f.would_enable("sentinel::sentinel::runtime", &Level::DEBUG));
+        assert!(f.would_enable("sentinel::daemon::runtime", &Level::DEBUG));
         assert!(f.would_enable("sentinel", &Level::DEBUG));
         for noisy in [
             "lapin::channel",

@@ -103,7 +103,7 @@ impl ApiError {
         // reqwest's messages carry the request URL, and with it any password of the base URL.
         let mut text = error_chain(&err);
         if let Some(url) = err.url().map(|u| u.as_str()).filter(|u| u.contains('@')) {
-            text = text.replace(url, &crate::sentinel::broker::config::mask_url(url));
+            text = text.replace(url, &crate::daemon::broker::config::mask_url(url));
         }
         if err.is_builder() {
             return ApiError::Config(text);
