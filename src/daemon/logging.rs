@@ -129,44 +129,43 @@ fn hex(bytes: &[u8]) -> String {
 
 impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.set(
-            field.name(),
-            value.to_string(),
-            serde_json::Value::String(value.to_string()),
-        );
+        self.set(field.name(), value.to_string(), None);
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.set(field.name(), value.to_string(), value.into());
+        self.set(field.name(), value.to_string(), Some(value.into()));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.set(field.name(), value.to_string(), value.into());
+        self.set(field.name(), value.to_string(), Some(value.into()));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.set(field.name(), value.to_string(), value.into());
+        self.set(field.name(), value.to_string(), Some(value.into()));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.set(field.name(), value.to_string(), value.into());
+        self.set(field.name(), value.to_string(), Some(value.into()));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        let text = format!("{value:?}");
-        self.set(field.name(), text.clone(), serde_json::Value::String(text));
+        self.set(field.name(), format!("{value:?}"), None);
     }
 }
 
 impl Fields {
-    fn set(&mut self, name: &'static str, text: String, json: serde_json::Value) {
+    /// Files a field by name: `text` for the named fields, `json` (or `text` as a JSON string)
+    /// for the rest, so a named field costs one string and no JSON value.
+    fn set(&mut self, name: &'static str, text: String, json: Option<serde_json::Value>) {
         match name {
             "message" => self.message = text,
             "error" => self.error = Some(text),
             "decision_reason" => self.decision_reason = Some(text),
             "topic" => self.topic = Some(text),
             "subset" => self.subset = Some(text),
-            _ => self.extra.push((name, json)),
+            _ => self
+                .extra
+                .push((name, json.unwrap_or(serde_json::Value::String(text)))),
         }
     }
 }
@@ -255,11 +254,15 @@ impl GoFormat {
     }
 
     fn text_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
+        let level = match level {
+            "error" => "ERROR",
+            "warn" => "WARN",
+            "info" => "INFO",
+            _ => "DEBUG",
+        };
         let mut line = format!(
-            "{timestamp} {} [sentinel] [{}] [{}] ",
-            level.to_uppercase(),
-            self.version,
-            self.hostname,
+            "{timestamp} {level} [sentinel] [{}] [{}] ",
+            self.version, self.hostname,
         );
         push_escaped(&mut line, &f.message);
         if let Some((trace_id, span_id)) = &f.trace {
