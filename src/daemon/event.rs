@@ -127,13 +127,6 @@ impl TraceParent {
         out.push(b'-');
         hex_into(out, &[self.flags]);
     }
-
-    /// The text as a string.
-    pub fn to_text(&self) -> String {
-        let mut out = Vec::with_capacity(55);
-        self.write(&mut out);
-        String::from_utf8_lossy(&out).into_owned()
-    }
 }
 
 fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
