@@ -90,7 +90,10 @@ fn filter(level: Level) -> tracing_subscriber::filter::Targets {
 
 /// Appends `text` with its control characters escaped (`\n`, `\r`, `\t`, else `\u{…}`).
 fn push_escaped(out: &mut String, text: &str) {
-    if !text.chars().any(char::is_control) {
+    // Printable ASCII (the common case) is checked byte by byte; only text with other bytes is
+    // decoded to look for control characters (C1 controls are two-byte sequences).
+    let printable_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
+    if printable_ascii || !text.chars().any(char::is_control) {
         out.push_str(text);
         return;
     }
@@ -260,10 +263,12 @@ impl GoFormat {
             "info" => "INFO",
             _ => "DEBUG",
         };
-        let mut line = format!(
-            "{timestamp} {level} [sentinel] [{}] [{}] ",
-            self.version, self.hostname,
-        );
+        let mut line = String::with_capacity(192 + f.message.len());
+        for part in [timestamp, " ", level, " [sentinel] [", &self.version, "] ["] {
+            line.push_str(part);
+        }
+        line.push_str(&self.hostname);
+        line.push_str("] ");
         push_escaped(&mut line, &f.message);
         if let Some((trace_id, span_id)) = &f.trace {
             let _ = write!(line, " trace_id={trace_id} span_id={span_id}");
@@ -274,7 +279,9 @@ impl GoFormat {
             ("subset", &f.subset),
         ] {
             if let Some(v) = value {
-                let _ = write!(line, " {key}=");
+                line.push(' ');
+                line.push_str(key);
+                line.push('=');
                 push_escaped(&mut line, v);
             }
         }
@@ -387,6 +394,15 @@ mod tests {
             line,
             r#"{"timestamp":"2025-01-01T00:00:00Z","level":"info","message":"Published event resource_id=c1","component":"sentinel","version":"1.0","hostname":"h","decision_reason":"message decision matched","topic":"clusters","subset":"clusters","extra":{"count":3}}"#
         );
+    }
+
+    #[test]
+    fn escaping_looks_past_ascii_for_c1_controls() {
+        let mut out = String::new();
+        push_escaped(&mut out, "plain ascii ~");
+        push_escaped(&mut out, "é ü");
+        push_escaped(&mut out, "a\u{85}b\u{7f}");
+        assert_eq!(out, "plain ascii ~é üa\\u{85}b\\u{7f}");
     }
 
     #[test]
