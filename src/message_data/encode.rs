@@ -34,16 +34,7 @@ pub fn write_cel(buf: &mut Vec<u8>, value: &Value) {
             Ok(n) => write_i64(buf, n),
             Err(_) => buf.extend_from_slice(b"null"),
         },
-        Value::List(items) => {
-            buf.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                write_cel(buf, item);
-            }
-            buf.push(b']');
-        }
+        Value::List(items) => write_array(buf, items.iter(), write_cel),
         Value::Map(map) => {
             // String keys of a CEL map are distinct: sorting them is all Go does. Any other
             // key goes through the tree, which spells it as Go does.
@@ -70,6 +61,22 @@ pub fn write_cel(buf: &mut Vec<u8>, value: &Value) {
     }
 }
 
+/// Writes `items` as a JSON array, each by `write`.
+fn write_array<'a, T: 'a>(
+    buf: &mut Vec<u8>,
+    items: impl IntoIterator<Item = &'a T>,
+    write: fn(&mut Vec<u8>, &T),
+) {
+    buf.push(b'[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        write(buf, item);
+    }
+    buf.push(b']');
+}
+
 /// Writes a JSON value the way Go's `encoding/json` marshals the equivalent `interface{}`.
 ///
 /// Bounded recursion: serde_json's parser limits nesting to 128, and trees built in code are
@@ -81,16 +88,7 @@ pub fn write_json(buf: &mut Vec<u8>, value: &Json) {
         Json::Bool(false) => buf.extend_from_slice(b"false"),
         Json::Number(n) => write_number(buf, n),
         Json::String(s) => write_str(buf, s),
-        Json::Array(items) => {
-            buf.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                write_json(buf, item);
-            }
-            buf.push(b']');
-        }
+        Json::Array(items) => write_array(buf, items, write_json),
         Json::Object(map) => write_object(buf, map),
     }
 }
