@@ -19,7 +19,7 @@ use crate::cel::value::{EvalError, EvalResult, Value};
 use crate::cel::{Env, parser};
 use crate::resource::Resource;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// One param as written in the config.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -309,6 +309,20 @@ impl Reason {
             Reason::Matched => "message decision matched".into(),
             Reason::ResultFalse => "message decision result is false".into(),
             other => other.to_string().into(),
+        }
+    }
+
+    /// The reason text as the CEL string message_data's `reason` reads: shared, not allocated,
+    /// for the two fixed reasons (every published event's is `message decision matched`).
+    pub fn shared_text(&self) -> Arc<str> {
+        static MATCHED: LazyLock<Arc<str>> =
+            LazyLock::new(|| Arc::from("message decision matched"));
+        static FALSE: LazyLock<Arc<str>> =
+            LazyLock::new(|| Arc::from("message decision result is false"));
+        match self {
+            Reason::Matched => MATCHED.clone(),
+            Reason::ResultFalse => FALSE.clone(),
+            other => Arc::from(other.to_string()),
         }
     }
 }
@@ -726,6 +740,17 @@ impl Compiled {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_reason_texts_are_the_texts_and_fixed_ones_are_shared() {
+        let fixed = [Reason::Matched, Reason::ResultFalse];
+        for r in &fixed {
+            assert_eq!(*r.shared_text(), *r.text());
+            assert!(Arc::ptr_eq(&r.shared_text(), &r.shared_text()), "{r}");
+        }
+        let other = Reason::NotBool("int");
+        assert_eq!(*other.shared_text(), *other.text());
+    }
 
     #[test]
     fn check_summary_counts_native_params() {

@@ -264,7 +264,7 @@ impl Daemon {
                     continue;
                 }
                 pending += 1;
-                let mut event = self.event(&resource, &reason);
+                let mut event = self.event(&resource, decision.reason.shared_text());
                 if let (Some(t), Some(eval)) = (traced, eval) {
                     let publish = t.publish(&eval, &event);
                     event.traceparent = telemetry::traceparent(&publish);
@@ -289,8 +289,7 @@ impl Daemon {
         report
     }
 
-    fn event(&self, resource: &Arc<Resource>, reason: &str) -> Event {
-        let reason: Arc<str> = Arc::from(reason);
+    fn event(&self, resource: &Arc<Resource>, reason: Arc<str>) -> Event {
         let data = self.rules.message_data.evaluate(resource, &reason, &mut |omitted| {
             warn!(subset = %self.resource_type, "CEL expression evaluation failed for {}: {}", omitted.path, omitted.why);
         });
