@@ -15,7 +15,7 @@ pub use crate::cel::host::{
     Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
 };
 use crate::cel::host::{EMPTY, EMPTY_MAP};
-use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_in, parse_timestamp};
+use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in};
 use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -416,13 +416,12 @@ fn wire_time(name: &str, page: &Arc<str>, text: &Option<Cow<'_, str>>) -> Field<
 /// canonical, the usual case; else a copy of the canonical form.
 pub(crate) fn canonical_time(name: &str, text: &str, src: &Arc<str>) -> Field<Time> {
     let mut buf = [0u8; CANONICAL_MAX];
-    let canonical = canonical_rfc3339_in(text, &mut buf).map_err(|e| {
+    let (canonical, at) = canonical_rfc3339_parsed_in(text, &mut buf).map_err(|e| {
         EvalError::new(
             ErrorKind::BadResource,
             format!("invalid field '{name}': {e}"),
         )
     })?;
-    let at = parse_timestamp(canonical).ok();
     let text = match canonical == text {
         true => Text::within(src, text),
         false => Text::whole(Arc::from(canonical)),

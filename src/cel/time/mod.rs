@@ -27,7 +27,8 @@ mod zones;
 
 pub use duration_text::{format_duration, parse_duration};
 pub use rfc3339::{
-    CANONICAL_MAX, canonical_rfc3339, canonical_rfc3339_in, format_timestamp, parse_timestamp,
+    CANONICAL_MAX, canonical_rfc3339, canonical_rfc3339_in, canonical_rfc3339_parsed_in,
+    format_timestamp, parse_timestamp,
 };
 pub use zones::{TimePart, duration_part, timestamp_part};
 

@@ -217,7 +217,24 @@ pub fn canonical_rfc3339_in<'b>(
     text: &str,
     buf: &'b mut [u8; CANONICAL_MAX],
 ) -> Result<&'b str, EvalError> {
+    canonical_rfc3339_parsed_in(text, buf).map(|(canonical, _)| canonical)
+}
+
+/// [`canonical_rfc3339_in`] and the instant it names, from one parse: the instant is what
+/// [`parse_timestamp`] reads from the canonical text (`None` outside year 1..=9999 UTC). The
+/// decoder keeps both for every time it reads.
+pub fn canonical_rfc3339_parsed_in<'b>(
+    text: &str,
+    buf: &'b mut [u8; CANONICAL_MAX],
+) -> Result<(&'b str, Option<Timestamp>), EvalError> {
     let f = parse_rfc3339(text).ok_or_else(|| invalid_timestamp(text))?;
+    // The canonical text keeps nine fraction digits at most, so it carries no sub-nanoseconds.
+    let nanos = i128::from(f.unix_seconds()) * NANOS_PER_SEC + i128::from(f.nanos);
+    let at = Timestamp::from_nanos(nanos).ok();
+    Ok((write_canonical(&f, buf), at))
+}
+
+fn write_canonical<'b>(f: &Rfc3339, buf: &'b mut [u8; CANONICAL_MAX]) -> &'b str {
     let mut w = Writer { buf, len: 0 };
     w.digits(f.year.unsigned_abs() as u32, 4);
     w.byte(b'-');
@@ -247,7 +264,7 @@ pub fn canonical_rfc3339_in<'b>(
         w.digits(abs % 3600 / 60, 2);
     }
     let len = w.len;
-    Ok(std::str::from_utf8(&buf[..len]).expect("ASCII digits and punctuation"))
+    std::str::from_utf8(&buf[..len]).expect("ASCII digits and punctuation")
 }
 
 /// Appends ASCII to a fixed buffer (large enough for any canonical time).

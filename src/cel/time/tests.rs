@@ -135,6 +135,11 @@ fn canonical_text_is_what_go_prints() {
     for &(text, canonical) in CANONICAL {
         let got = canonical_rfc3339(text).ok();
         assert_eq!(got.as_deref(), canonical, "canonical_rfc3339({text:?})");
+        // One parse gives the canonical text and the instant parse_timestamp reads from it.
+        let mut buf = [0u8; CANONICAL_MAX];
+        let both = canonical_rfc3339_parsed_in(text, &mut buf).ok();
+        let want = canonical.map(|c| (c, parse_timestamp(c).ok()));
+        assert_eq!(both, want, "canonical_rfc3339_parsed_in({text:?})");
     }
 }
 
