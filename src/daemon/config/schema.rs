@@ -295,19 +295,25 @@ impl Reader<'_> {
         text
     }
 
-    fn resource_selector(&mut self, value: &Value, path: &str) -> Vec<LabelSelector> {
-        let items = match value {
-            Value::Null => return Vec::new(),
+    /// The entries of a sequence setting (none when null); anything else is a problem, worded
+    /// `expected a sequence of <entries> entries, got <what>`.
+    fn sequence<'v>(&mut self, value: &'v Value, path: &str, entries: &str) -> &'v [Value] {
+        match value {
+            Value::Null => &[],
             Value::Sequence(items) => items,
             other => {
                 let got = describe(other);
                 self.problem(
                     path,
-                    format!("expected a sequence of {{label, value}} entries, got {got}"),
+                    format!("expected a sequence of {entries} entries, got {got}"),
                 );
-                return Vec::new();
+                &[]
             }
-        };
+        }
+    }
+
+    fn resource_selector(&mut self, value: &Value, path: &str) -> Vec<LabelSelector> {
+        let items = self.sequence(value, path, "{label, value}");
         let mut selectors = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{i}]");
@@ -366,18 +372,7 @@ impl Reader<'_> {
     }
 
     fn params(&mut self, value: &Value, path: &str) -> Vec<ParamSource> {
-        let items = match value {
-            Value::Null => return Vec::new(),
-            Value::Sequence(items) => items,
-            other => {
-                let got = describe(other);
-                self.problem(
-                    path,
-                    format!("expected a sequence of {{name, expr}} entries, got {got}"),
-                );
-                return Vec::new();
-            }
-        };
+        let items = self.sequence(value, path, "{name, expr}");
         if items.len() > MAX_PARAMS {
             let message = format!(
                 "{} params, more than the limit of {MAX_PARAMS}",
