@@ -1,4 +1,6 @@
-//! The daemon's per-page work on a realistic page of 100 clusters: decoding the response body
+//! The daemon's per-page work on a realistic page of 100 clusters (about 2.4 KB each, as
+//! `simulate --profile realistic` serves them: five conditions, labels, a spec, owner
+//! references; a third due): decoding the response body
 //! into resources, decoding plus deciding every resource (JIT, as `serve` runs), and that plus
 //! building and encoding the CloudEvent of each resource due. Criterion reports time per
 //! resource. `cargo bench --bench page`.
@@ -10,7 +12,7 @@ use sentinel::daemon::event::Event;
 use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use sentinel::message_data::MessageData;
 use sentinel::message_data::MessageDataProgram;
-use sentinel::resource::corpus::fleet;
+use sentinel::sim::api::realistic_resource;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,8 +20,12 @@ use std::time::Duration;
 const PAGE: usize = 100;
 
 fn page_body() -> Vec<u8> {
-    let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
-    let items = fleet(PAGE, now, 7);
+    let now = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+        .expect("valid time")
+        .to_utc();
+    let items: Vec<_> = (0..PAGE as u64)
+        .map(|i| realistic_resource(i, now))
+        .collect();
     let body = serde_json::json!({
         "kind": "ClusterList", "page": 1, "size": PAGE, "total": 1_000_000, "items": items,
     });

@@ -604,6 +604,29 @@ mod tests {
         ];
         texts.extend(ODD_TEXTS);
         texts.extend([r#"null"#, r#""text""#]);
+        // A condition of a type not read is skipped once its type is known: a second `type`
+        // (which makes it one that is read), wrong types and nesting in its rest.
+        texts.extend([
+            r#"{"id":"dt","status":{"conditions":[{"type":"Other","status":"x","type":"Reconciled","status":"True"}]}}"#,
+            r#"{"id":"dt2","status":{"conditions":[{"type":"Other","a":{"type":"A"},"type":"A"}]}}"#,
+            r#"{"id":"dv","status":{"conditions":[{"type":"Other","status":5,"observed_generation":"x",
+                "last_updated_time":[1,{"a":null,"b":[true,false,-1.5E+3]}],"reason":"\"\u00e9"},
+                {"type":"A","status":"True"}]}}"#,
+            r#"{"id":"de","status":{"conditions":[{"type":"Other"},{"type":"Other" , "x" : { } },{}]}}"#,
+            r#"{"id":"sk","spec":{"a":[{},[],{"b":[]}],"c":"x\u00e9\"y","d":[[[[0]]]],"e":""}}"#,
+        ]);
+        // Nesting up to the skipper's depth (past it the whole page is left to serde).
+        let nested = |n: usize| {
+            format!(
+                r#"{{"id":"n{n}","spec":{}1{}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let deep: Vec<String> = [99, 100].into_iter().map(nested).collect();
+        texts.extend(deep.iter().map(String::as_str));
+        let too_deep: Arc<str> = Arc::from(format!(r#"{{"items":[{}],"total":1}}"#, nested(101)));
+        assert!(decode_items(&too_deep, &Arc::new(Projection::none())).is_none());
         // Repeated label keys, apart and among many (found by sorting, not pairwise).
         texts.push(r#"{"id":"dup","labels":{"a":"1","b":"2","c":"3","a":"4"}}"#);
         let keys = |n: usize| {

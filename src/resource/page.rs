@@ -16,7 +16,7 @@ use crate::cel::host::{
 };
 use crate::cel::value::{Map, Value};
 use serde_json::Value as Json;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 /// The items and total of a page, or `None` when the complete decoder must decide.
 pub(crate) fn scan_page(page: &Arc<str>, p: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
@@ -24,6 +24,8 @@ pub(crate) fn scan_page(page: &Arc<str>, p: &Arc<Projection>) -> Option<(Vec<Res
         b: page.as_bytes(),
         i: 0,
         keys: Vec::new(),
+        resource_keys: &RESOURCE_KEYS,
+        condition_keys: &CONDITION_KEYS,
     };
     let mut items = None;
     let mut total = None;
@@ -43,7 +45,7 @@ pub(crate) fn scan_page(page: &Arc<str>, p: &Arc<Projection>) -> Option<(Vec<Res
             }
             b"total" if total.is_none() => total = Some(s.int()?),
             b"items" | b"total" => return None,
-            _ => s.skip(0)?,
+            _ => s.skip()?,
         }
         s.ws();
         match s.next()? {
@@ -64,6 +66,8 @@ struct Scan<'a> {
     i: usize,
     /// The keys of the labels object being read (reused across the page's resources).
     keys: Vec<&'a [u8]>,
+    resource_keys: &'static Keys<ResourceField>,
+    condition_keys: &'static Keys<ConditionField>,
 }
 
 /// A string value: its content's byte range in the page and whether it has escapes.
@@ -74,7 +78,8 @@ struct Str {
     escaped: bool,
 }
 
-/// The deepest nesting skipped (deeper: the complete decoder decides).
+/// The deepest nesting skipped (deeper: the complete decoder decides); below serde's 128 and
+/// within the 128 bits of [`Scan::skip`]'s stack.
 const MAX_DEPTH: usize = 100;
 
 impl<'a> Scan<'a> {
@@ -93,9 +98,7 @@ impl<'a> Scan<'a> {
     }
 
     fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
-            self.i += 1;
-        }
+        self.i = blank_end(self.b, self.i);
     }
 
     /// An object key and its colon; a key with escapes is left to the complete decoder.
@@ -110,75 +113,24 @@ impl<'a> Scan<'a> {
     }
 
     /// A string (at its opening quote), validated as JSON.
+    #[inline(always)]
     fn string(&mut self) -> Option<Str> {
         self.eat(b'"')?;
         let start = self.i;
-        let mut escaped = false;
-        loop {
-            // Find the next quote, backslash or control byte.
-            self.i += special(&self.b[self.i..])?;
-            match self.next()? {
-                b'"' => {
-                    return Some(Str {
-                        start,
-                        end: self.i - 1,
-                        escaped,
-                    });
-                }
-                b'\\' => {
-                    escaped = true;
-                    match self.next()? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
-                        b'u' => {
-                            let hex = self.b.get(self.i..self.i + 4)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return None;
-                            }
-                            self.i += 4;
-                        }
-                        _ => return None,
-                    }
-                }
-                _ => return None,
-            }
-        }
+        let (end, escaped) = string_end(self.b, start)?;
+        self.i = end + 1;
+        Some(Str {
+            start,
+            end,
+            escaped,
+        })
     }
 
     /// A number, validated as JSON; its text.
     fn number(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
-        if self.peek() == Some(b'-') {
-            self.i += 1;
-        }
-        match self.next()? {
-            b'0' => {}
-            b'1'..=b'9' => self.digits(),
-            _ => return None,
-        }
-        if self.peek() == Some(b'.') {
-            self.i += 1;
-            self.digit()?;
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.i += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.i += 1;
-            }
-            self.digit()?;
-        }
+        self.i = number_end(self.b, start)?;
         Some(&self.b[start..self.i])
-    }
-
-    fn digit(&mut self) -> Option<()> {
-        self.next()?.is_ascii_digit().then_some(())?;
-        self.digits();
-        Some(())
-    }
-
-    fn digits(&mut self) {
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.i += 1;
-        }
     }
 
     /// An integer that fits `i64` (no fraction, no exponent), as Go reads an `int64` field.
@@ -188,9 +140,7 @@ impl<'a> Scan<'a> {
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
-        let end = self.i + word.len();
-        (self.b.get(self.i..end)? == word).then_some(())?;
-        self.i = end;
+        self.i = literal_end(self.b, self.i, word)?;
         Some(())
     }
 
@@ -203,55 +153,9 @@ impl<'a> Scan<'a> {
     }
 
     /// Skips one value, validating it.
-    fn skip(&mut self, depth: usize) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        match self.peek()? {
-            b'"' => self.string().map(drop),
-            b'{' => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b'}' {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
-                    self.string()?;
-                    self.ws();
-                    self.eat(b':')?;
-                    self.ws();
-                    self.skip(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => self.ws(),
-                        b'}' => return Some(()),
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
-                    self.skip(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => self.ws(),
-                        b']' => return Some(()),
-                        _ => return None,
-                    }
-                }
-            }
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            _ => self.number().map(drop),
-        }
+    fn skip(&mut self) -> Option<()> {
+        self.i = skip_end(self.b, self.i, Skip::Value)?;
+        Some(())
     }
 
     /// Calls `f` on each key of an object (at `{`) with the scanner at its value, which `f`
@@ -294,7 +198,7 @@ impl<'a> Scan<'a> {
                 Some(r) if self.i - start <= MAX_RESOURCE_BYTES => r,
                 _ => {
                     self.i = start;
-                    self.skip(0)?;
+                    self.skip()?;
                     Resource::from_page(page, start..self.i)
                 }
             };
@@ -338,11 +242,13 @@ impl<'a> Scan<'a> {
             _ => None,
         };
         let wanted = p.fields | 1 << F::Id as u32;
+        let keys = self.resource_keys;
         self.object(|s, key| {
-            let Some(def) = lookup(&RESOURCE_SCHEMA, key)
+            let Some(def) = keys
+                .get(key)
                 .filter(|d| d.ty.is_decoded() && wanted & (1 << d.field as u32) != 0)
             else {
-                return s.skip(0);
+                return s.skip();
             };
             let bit = 1 << def.field as u32;
             if seen & bit != 0 {
@@ -438,7 +344,7 @@ impl<'a> Scan<'a> {
         let mut seen = false;
         self.object(|s, key| {
             if key != b"conditions" {
-                return s.skip(0);
+                return s.skip();
             }
             if std::mem::replace(&mut seen, true) {
                 return None;
@@ -467,7 +373,8 @@ impl<'a> Scan<'a> {
     }
 
     /// One condition (must be an object), decoded when its type is projected; nothing is
-    /// built for one that is not.
+    /// built for one that is not, and once its type is known not to be (the API writes `type`
+    /// first) the rest of it is only skipped.
     fn condition(&mut self, page: &Arc<str>, p: &Projection) -> Option<Option<Condition>> {
         use ConditionField as F;
         let start = self.i;
@@ -475,38 +382,63 @@ impl<'a> Scan<'a> {
         let mut seen = 0u32;
         let mut texts: [Option<Str>; 7] = Default::default();
         let mut generation = 0;
-        self.object(|s, key| {
-            let Some(def) = lookup(&CONDITION_SCHEMA, key) else {
-                return s.skip(0);
-            };
-            let bit = 1 << def.field as u32;
-            if decoded & bit == 0 {
-                return s.skip(0);
-            }
-            // A repeated field (or two spellings of one): the complete decoder picks.
-            if seen & bit != 0 {
-                return None;
-            }
-            seen |= bit;
-            match def.field {
-                F::ObservedGeneration => {
-                    if !s.null()? {
-                        generation = s.int()?;
+        let mut ty = None;
+        let keys = self.condition_keys;
+        self.eat(b'{')?;
+        self.ws();
+        let mut more = self.peek()? != b'}';
+        if !more {
+            self.i += 1;
+        }
+        while more {
+            let key = self.key()?;
+            self.ws();
+            match keys.get(key) {
+                Some(def) if decoded & 1 << def.field as u32 != 0 => {
+                    let bit = 1 << def.field as u32;
+                    // A repeated field (or two spellings of one): the complete decoder picks.
+                    if seen & bit != 0 {
+                        return None;
+                    }
+                    seen |= bit;
+                    match def.field {
+                        F::ObservedGeneration => {
+                            if !self.null()? {
+                                generation = self.int()?;
+                            }
+                        }
+                        F::Type => {
+                            let text = opt_text(page, self.text()?)?;
+                            if !p.has_condition(&text) {
+                                // Not read: the rest is only skipped (a second `type` would
+                                // change which type this is: the complete decoder picks).
+                                let rest = Skip::RestOfObject { watch: b"type" };
+                                self.i = skip_end(self.b, self.i, rest)?;
+                                return Some(None);
+                            }
+                            ty = Some(text);
+                        }
+                        f => texts[f as usize] = self.text()?,
                     }
                 }
-                f => texts[f as usize] = s.text()?,
+                _ => self.skip()?,
             }
-            Some(())
-        })?;
-        let [ty, status, reason, message, created, updated, transition] = texts;
-        let ty = opt_text(page, ty)?;
-        let keep = match &p.condition_types {
-            None => true,
-            Some(types) => types.iter().any(|t| **t == *ty.as_str()),
-        };
-        if !keep {
-            return Some(None);
+            self.ws();
+            more = match self.next()? {
+                b',' => {
+                    self.ws();
+                    true
+                }
+                b'}' => false,
+                _ => return None,
+            };
         }
+        let ty = match ty {
+            Some(ty) => ty,
+            None if p.has_condition("") => Text::empty(),
+            None => return Some(None),
+        };
+        let [_, status, reason, message, created, updated, transition] = texts;
         let raw = RawText::range(page, start, self.i)?;
         let all = (1 << CONDITION_SCHEMA.len()) - 1;
         Some(Some(Condition {
@@ -528,30 +460,235 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// The schema entry whose name or alias is `key` (length and first byte first: most keys
-/// are rejected without a comparison).
-fn lookup<F, const N: usize>(
-    schema: &'static [FieldDef<F>; N],
-    key: &[u8],
-) -> Option<&'static FieldDef<F>> {
-    let same = |name: &str| {
-        let name = name.as_bytes();
-        name.len() == key.len() && name.first() == key.first() && name == key
+/// A schema's names and aliases by length: a key is compared only with the (one or two)
+/// names of its length.
+struct Keys<F: 'static> {
+    by_len: Vec<Vec<(&'static [u8], &'static FieldDef<F>)>>,
+}
+
+impl<F> Keys<F> {
+    fn new(schema: &'static [FieldDef<F>]) -> Keys<F> {
+        let mut by_len: Vec<Vec<_>> = Vec::new();
+        for def in schema {
+            for name in std::iter::once(&def.name).chain(def.aliases) {
+                let name = name.as_bytes();
+                if by_len.len() <= name.len() {
+                    by_len.resize_with(name.len() + 1, Vec::new);
+                }
+                by_len[name.len()].push((name, def));
+            }
+        }
+        Keys { by_len }
+    }
+
+    /// The entry whose name or alias is `key`.
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<&'static FieldDef<F>> {
+        let names = self.by_len.get(key.len())?;
+        names
+            .iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, def)| *def)
+    }
+}
+
+static RESOURCE_KEYS: LazyLock<Keys<ResourceField>> = LazyLock::new(|| Keys::new(&RESOURCE_SCHEMA));
+static CONDITION_KEYS: LazyLock<Keys<ConditionField>> =
+    LazyLock::new(|| Keys::new(&CONDITION_SCHEMA));
+
+/// Where [`skip_end`] starts.
+#[derive(Clone, Copy)]
+enum Skip {
+    /// At a value: skip it.
+    Value,
+    /// Inside an object, after one of its values: skip the rest of the object (through its
+    /// `}`), failing at a member named `watch`.
+    RestOfObject { watch: &'static [u8] },
+}
+
+/// The end of what `from` says is at `i` in `b`, validated as JSON. Iterative: the open
+/// containers are a stack of bits (an object is a 1), at most [`MAX_DEPTH`] deep (deeper: the
+/// complete decoder decides). Everything stays in locals: this is the loop most of a page
+/// goes through.
+#[inline(never)]
+fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
+    let (mut open, mut depth, watch, mut at_value): (u128, usize, &[u8], bool) = match from {
+        Skip::Value => (0, 0, b"", true),
+        Skip::RestOfObject { watch } => (1, 1, watch, false),
     };
-    schema
-        .iter()
-        .find(|d| same(d.name) || d.aliases.iter().any(|a| same(a)))
+    loop {
+        if at_value {
+            let c = *b.get(i)?;
+            match c {
+                b'"' => i = string_end(b, i + 1)?.0 + 1,
+                b'{' | b'[' => {
+                    i = blank_end(b, i + 1);
+                    let object = c == b'{';
+                    // `{` + 2 is `}`, `[` + 2 is `]`.
+                    if *b.get(i)? == c + 2 {
+                        i += 1;
+                    } else {
+                        depth += 1;
+                        if depth > MAX_DEPTH {
+                            return None;
+                        }
+                        open = open << 1 | u128::from(object);
+                        if object {
+                            i = member_key_end(b, i, depth, watch)?;
+                        }
+                        continue;
+                    }
+                }
+                b't' => i = literal_end(b, i, b"true")?,
+                b'f' => i = literal_end(b, i, b"false")?,
+                b'n' => i = literal_end(b, i, b"null")?,
+                _ => i = number_end(b, i)?,
+            }
+        }
+        at_value = true;
+        // After a value: close the containers it ends.
+        loop {
+            if depth == 0 {
+                return Some(i);
+            }
+            i = blank_end(b, i);
+            let object = open & 1 == 1;
+            let c = *b.get(i)?;
+            i += 1;
+            if c == b',' {
+                i = blank_end(b, i);
+                if object {
+                    i = member_key_end(b, i, depth, watch)?;
+                }
+                break;
+            }
+            if c != if object { b'}' } else { b']' } {
+                return None;
+            }
+            open >>= 1;
+            depth -= 1;
+        }
+    }
+}
+
+/// After a skipped object's key (at its quote), its colon and the blanks before its value; a
+/// key `watch` of the outermost object fails.
+#[inline(always)]
+fn member_key_end(b: &[u8], i: usize, depth: usize, watch: &[u8]) -> Option<usize> {
+    if *b.get(i)? != b'"' {
+        return None;
+    }
+    let (end, _) = string_end(b, i + 1)?;
+    if depth == 1 && !watch.is_empty() && b.get(i + 1..end)? == watch {
+        return None;
+    }
+    let i = blank_end(b, end + 1);
+    if *b.get(i)? != b':' {
+        return None;
+    }
+    Some(blank_end(b, i + 1))
+}
+
+/// After the blanks at `i`.
+#[inline(always)]
+fn blank_end(b: &[u8], mut i: usize) -> usize {
+    // Compact JSON (what the API writes) has none.
+    if b.get(i).is_some_and(|&c| c > b' ') {
+        return i;
+    }
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The closing quote of the string whose content starts at `i`, and whether it has escapes.
+#[inline(always)]
+fn string_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    let end = i + special(b.get(i..)?)?;
+    match b[end] {
+        b'"' => Some((end, false)),
+        _ => escaped_string_end(b, end),
+    }
+}
+
+/// [`string_end`] from `at`, a backslash or a control byte.
+#[cold]
+#[inline(never)]
+fn escaped_string_end(b: &[u8], mut at: usize) -> Option<(usize, bool)> {
+    loop {
+        match *b.get(at)? {
+            b'"' => return Some((at, true)),
+            b'\\' => at = escape_end(b, at + 1)?,
+            _ => return None,
+        }
+        at += special(b.get(at..)?)?;
+    }
+}
+
+/// After the escape sequence whose backslash is before `i`.
+fn escape_end(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 1),
+        b'u' => {
+            let hex = b.get(i + 1..i + 5)?;
+            hex.iter().all(u8::is_ascii_hexdigit).then_some(i + 5)
+        }
+        _ => None,
+    }
+}
+
+/// After the number at `i`, validated as JSON.
+#[inline]
+fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    // At least one digit.
+    let digit = |i: usize| {
+        b.get(i)
+            .is_some_and(u8::is_ascii_digit)
+            .then(|| digits(i + 1))
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    i = match *b.get(i)? {
+        b'0' => i + 1,
+        b'1'..=b'9' => digits(i + 1),
+        _ => return None,
+    };
+    if b.get(i) == Some(&b'.') {
+        i = digit(i + 1)?;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        i = digit(i)?;
+    }
+    Some(i)
+}
+
+/// After `word` at `i`.
+#[inline(always)]
+fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    let end = i + word.len();
+    (b.get(i..end)? == word).then_some(end)
 }
 
 /// The index of the first quote, backslash or control byte of `b`, eight bytes at a time (a
 /// string is scanned inside the page, so almost always eight bytes remain: the last few go
 /// byte by byte).
+#[inline(always)]
 fn special(b: &[u8]) -> Option<usize> {
     let mut i = 0;
     while let Some(chunk) = b.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let found = special_bytes(u64::from_le_bytes(word));
+        let found = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
         if found != 0 {
             // The lowest flagged byte is a true one (a false flag only ever sits above a true
             // one, where a borrow ran into it).
@@ -567,6 +704,7 @@ fn special(b: &[u8]) -> Option<usize> {
 
 /// The high bit of each byte of `w` below 0x20 or equal to '"' or '\\' (bytes >= 0x80 are
 /// excluded by `!w`; above a flagged byte a flag may be false).
+#[inline(always)]
 fn special_bytes(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -631,11 +769,11 @@ mod tests {
     use super::special;
 
     #[test]
-    fn the_word_scan_finds_the_first_special_byte() {
+    fn the_scan_finds_the_first_special_byte() {
         let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
         for special_byte in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
             for filler in [b'a', b' ', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 0xa2, 0xdc] {
-                for len in 0..20 {
+                for len in 0..40 {
                     for at in 0..=len {
                         let mut b = vec![filler; len];
                         if at < len {
