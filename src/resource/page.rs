@@ -508,8 +508,8 @@ enum Skip {
 
 /// The end of what `from` says is at `i` in `b`, validated as JSON. Iterative: the open
 /// containers are a stack of bits (an object is a 1), at most [`MAX_DEPTH`] deep (deeper: the
-/// complete decoder decides). Everything stays in locals: this is the loop most of a page
-/// goes through.
+/// complete decoder decides). Everything stays in locals and each byte between tokens is looked
+/// at once ([`token`]): this is the loop most of a page goes through.
 #[inline(never)]
 fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
     let (mut open, mut depth, watch, mut at_value): (u128, usize, &[u8], bool) = match from {
@@ -518,31 +518,32 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
     };
     loop {
         if at_value {
-            let c = *b.get(i)?;
+            let (c, at) = token(b, i)?;
             match c {
-                b'"' => i = string_end(b, i + 1)?.0 + 1,
+                b'"' => i = string_end(b, at + 1)?.0 + 1,
                 b'{' | b'[' => {
-                    i = blank_end(b, i + 1);
-                    let object = c == b'{';
+                    let (next, at) = token(b, at + 1)?;
                     // `{` + 2 is `}`, `[` + 2 is `]`.
-                    if *b.get(i)? == c + 2 {
-                        i += 1;
+                    if next == c + 2 {
+                        i = at + 1;
                     } else {
                         depth += 1;
                         if depth > MAX_DEPTH {
                             return None;
                         }
+                        let object = c == b'{';
                         open = open << 1 | u128::from(object);
-                        if object {
-                            i = member_key_end(b, i, depth, watch)?;
-                        }
+                        i = match object {
+                            true => member_key_end(b, next, at, depth, watch)?,
+                            false => at,
+                        };
                         continue;
                     }
                 }
-                b't' => i = literal_end(b, i, b"true")?,
-                b'f' => i = literal_end(b, i, b"false")?,
-                b'n' => i = literal_end(b, i, b"null")?,
-                _ => i = number_end(b, i)?,
+                b't' => i = literal_end(b, at, b"true")?,
+                b'f' => i = literal_end(b, at, b"false")?,
+                b'n' => i = literal_end(b, at, b"null")?,
+                _ => i = number_end(b, at)?,
             }
         }
         at_value = true;
@@ -551,14 +552,13 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
             if depth == 0 {
                 return Some(i);
             }
-            i = blank_end(b, i);
             let object = open & 1 == 1;
-            let c = *b.get(i)?;
-            i += 1;
+            let (c, at) = token(b, i)?;
+            i = at + 1;
             if c == b',' {
-                i = blank_end(b, i);
                 if object {
-                    i = member_key_end(b, i, depth, watch)?;
+                    let (c, at) = token(b, i)?;
+                    i = member_key_end(b, c, at, depth, watch)?;
                 }
                 break;
             }
@@ -571,22 +571,34 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
     }
 }
 
-/// After a skipped object's key (at its quote), its colon and the blanks before its value; a
-/// key `watch` of the outermost object fails.
+/// The first byte at or after `i` that is not a blank, and where it is.
 #[inline(always)]
-fn member_key_end(b: &[u8], i: usize, depth: usize, watch: &[u8]) -> Option<usize> {
-    if *b.get(i)? != b'"' {
+fn token(b: &[u8], i: usize) -> Option<(u8, usize)> {
+    match *b.get(i)? {
+        // Compact JSON (what the API writes) has no blanks.
+        c if c > b' ' => Some((c, i)),
+        _ => {
+            let at = blank_end(b, i);
+            Some((*b.get(at)?, at))
+        }
+    }
+}
+
+/// After a skipped object's key (`c`, at `at`: its quote) and its colon; a key `watch` of the
+/// outermost object fails.
+#[inline(always)]
+fn member_key_end(b: &[u8], c: u8, at: usize, depth: usize, watch: &[u8]) -> Option<usize> {
+    if c != b'"' {
         return None;
     }
-    let (end, _) = string_end(b, i + 1)?;
-    if depth == 1 && !watch.is_empty() && b.get(i + 1..end)? == watch {
+    let (end, _) = string_end(b, at + 1)?;
+    if depth == 1 && !watch.is_empty() && b.get(at + 1..end)? == watch {
         return None;
     }
-    let i = blank_end(b, end + 1);
-    if *b.get(i)? != b':' {
-        return None;
+    match token(b, end + 1)? {
+        (b':', at) => Some(at + 1),
+        _ => None,
     }
-    Some(blank_end(b, i + 1))
 }
 
 /// After the blanks at `i`.
