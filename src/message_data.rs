@@ -5,8 +5,9 @@
 //! errors or yields null is omitted (and reported to the caller for a warning), and an object
 //! whose leaves are all omitted is omitted too.
 
+use crate::cel::host::{FieldType, ResourceField, resource_field};
 use crate::cel::json::{DurationStyle, to_json};
-use crate::cel::typed::TExpr;
+use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::value::{EvalError, Value};
 use crate::cel::{Activation, Env, eval};
 use crate::decision::{CompileError, ExprDiagnostics, compile_expr};
@@ -43,8 +44,59 @@ enum Node {
         path: String,
         source: String,
         expr: TExpr,
+        /// The leaf read straight from the resource, when the expression is one field of it.
+        direct: Option<Direct>,
     },
     Object(Vec<(String, Node)>),
+}
+
+/// A leaf that is one field of the resource or `reason`, found at compile time: written from
+/// the decoded field itself, without building a CEL value (its bytes are those `eval` would
+/// give; a field that holds an error goes through `eval`, which reports it).
+#[derive(Clone, Copy, Debug)]
+enum Direct {
+    /// `resource.<f>` of a text or time field.
+    Text(ResourceField),
+    /// `resource.generation`.
+    Generation,
+    /// `reason`.
+    Reason,
+}
+
+impl Direct {
+    fn of(expr: &TExpr) -> Option<Direct> {
+        match &expr.kind {
+            TExprKind::Var(Var::Reason) => Some(Direct::Reason),
+            TExprKind::Select(target, field)
+                if matches!(target.kind, TExprKind::Var(Var::Resource)) =>
+            {
+                let def = resource_field(&field.name)?;
+                match def.ty {
+                    FieldType::Str | FieldType::Time => Some(Direct::Text(def.field)),
+                    FieldType::Int => Some(Direct::Generation),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes the leaf; false (nothing written) when the field holds an error.
+    fn write(self, act: &Activation<'_>, out: &mut Vec<u8>) -> bool {
+        match (self, act.resource, act.reason) {
+            (Direct::Reason, _, Some(reason)) => encode::write_str(out, reason),
+            (Direct::Text(f), Some(r), _) => match r.text(f) {
+                Some(Ok(text)) => encode::write_str(out, text.as_str()),
+                _ => return false,
+            },
+            (Direct::Generation, Some(r), _) => match r.generation() {
+                Ok(g) => encode::write_i64(out, *g),
+                Err(_) => return false,
+            },
+            _ => return false,
+        }
+        true
+    }
 }
 
 /// A leaf left out of one event, for the caller's warning.
@@ -186,6 +238,7 @@ fn compile_node(
             Ok(expr) => Some(Node::Leaf {
                 path: path.to_string(),
                 source: source.clone(),
+                direct: Direct::of(&expr),
                 expr,
             }),
             Err(e) => {
@@ -202,7 +255,9 @@ fn compile_node(
 fn collect_leaves<'a>(fields: &'a [(String, Node)], out: &mut Vec<(&'a str, &'a str, String)>) {
     for (_, node) in fields {
         match node {
-            Node::Leaf { path, source, expr } => out.push((path, source, expr.ty.to_string())),
+            Node::Leaf {
+                path, source, expr, ..
+            } => out.push((path, source, expr.ty.to_string())),
             Node::Object(children) => collect_leaves(children, out),
         }
     }
@@ -235,21 +290,33 @@ fn write_fields(
             out.push(b':');
         };
         match node {
-            Node::Leaf { path, expr, .. } => match eval(expr, act) {
-                Ok(Value::Null) => omitted(Omitted {
-                    path: path.clone(),
-                    why: "evaluated to null".into(),
-                }),
-                Ok(v) => {
+            Node::Leaf {
+                path, expr, direct, ..
+            } => {
+                if let Some(direct) = direct {
                     entry(out);
-                    encode::write_cel(out, &v);
-                    any = true;
+                    if direct.write(act, out) {
+                        any = true;
+                        continue;
+                    }
+                    out.truncate(mark);
                 }
-                Err(EvalError { message, .. }) => omitted(Omitted {
-                    path: path.clone(),
-                    why: message,
-                }),
-            },
+                match eval(expr, act) {
+                    Ok(Value::Null) => omitted(Omitted {
+                        path: path.clone(),
+                        why: "evaluated to null".into(),
+                    }),
+                    Ok(v) => {
+                        entry(out);
+                        encode::write_cel(out, &v);
+                        any = true;
+                    }
+                    Err(EvalError { message, .. }) => omitted(Omitted {
+                        path: path.clone(),
+                        why: message,
+                    }),
+                }
+            }
             Node::Object(children) => {
                 entry(out);
                 if write_fields(children, act, out, omitted) {
@@ -333,13 +400,36 @@ mod tests {
             obj(vec![("z", leaf("1")), ("a", leaf("2")), ("a", leaf("3"))]),
             obj(vec![("only", leaf("null"))]),
             leaf("resource.generation"),
+            // The leaves written straight from the resource (and what `eval` says of them).
+            obj(vec![
+                ("created", leaf("resource.created_time")),
+                ("generation", leaf("resource.generation")),
+                ("href", leaf("resource.href")),
+                ("id", leaf("resource.id")),
+                ("kind", leaf("resource.kind")),
+                ("name", leaf("resource.name")),
+                ("reason", leaf("reason")),
+                ("updated", leaf("resource.updated_time")),
+            ]),
         ];
-        let resource = Arc::new(Resource::from_text(
+        let texts = [
             r#"{"id":"c\u00e9-1","generation":2,"labels":{"b":"2","a":"1"},
                 "status":{"conditions":[{"type":"Ready","status":"True"}]}}"#,
-        ));
+            r#"{"id":"x","kind":"K\"<x>","href":"/a&b","name":"n\u2028","generation":-3,
+                "created_time":"2025-01-01T00:00:00.500+02:00","updated_time":"2025-01-01T00:00:00Z"}"#,
+            r#"{"id":"bad","kind":5,"generation":"two","created_time":"yesterday","name":null}"#,
+        ];
+        let mut resources: Vec<Resource> = texts.iter().map(|t| Resource::from_text(t)).collect();
+        // Decoded under a projection that reads none of them (each decoded on first use).
+        let page: Arc<str> = Arc::from(format!(r#"{{"items":[{}],"total":3}}"#, texts.join(",")));
+        let projection = Arc::new(crate::cel::host::Projection::none());
+        let (items, _) = crate::resource::decode_items(&page, &projection).expect("decodes");
+        resources.extend(items);
         let reason: Arc<str> = Arc::from("why <now>");
-        for data in &datas {
+        for (data, resource) in datas
+            .iter()
+            .flat_map(|d| resources.iter().map(move |r| (d, Arc::new(r.clone()))))
+        {
             let program = MessageDataProgram::compile(data).expect("compiles");
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let bytes = program.evaluate(&resource, &reason, &mut |o| a.push(o));
@@ -349,7 +439,7 @@ mod tests {
             assert_eq!(
                 String::from_utf8_lossy(&bytes.0),
                 String::from_utf8_lossy(&want),
-                "{data:?}"
+                "{data:?} {resource:?}"
             );
             assert_eq!(a, b);
         }

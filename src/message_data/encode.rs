@@ -144,7 +144,8 @@ const ESCAPE: [u8; 256] = {
 };
 
 /// The index of the first byte of `b` that [`ESCAPE`] does not keep as it is, eight bytes at a
-/// time: a word of ASCII without `"`, `\\`, `<`, `>`, `&` or control bytes is skipped whole.
+/// time: a word of ASCII without `"`, `\\`, `<`, `>`, `&` or control bytes is skipped whole (the
+/// last few bytes as the last eight, overlapping the word before).
 fn next_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -152,29 +153,39 @@ fn next_escape(b: &[u8]) -> Option<usize> {
         let x = w ^ (ONES * u64::from(c));
         x.wrapping_sub(ONES) & !x
     };
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // Any byte >= 0x80 (maybe the start of U+2028) or any candidate: look byte by byte.
-        let hit = (w
-            | w.wrapping_sub(ONES * 0x20)
+    // Any byte >= 0x80 (maybe the start of U+2028) or any candidate: look byte by byte.
+    let hit = |at: usize| {
+        let w = u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default());
+        (w | w.wrapping_sub(ONES * 0x20)
             | eq(w, b'"')
             | eq(w, b'\\')
             | eq(w, b'<')
             | eq(w, b'>')
             | eq(w, b'&'))
-            & HIGH;
-        if hit != 0 {
-            break;
+            & HIGH
+            != 0
+    };
+    let exact = |from: usize| {
+        b[from..]
+            .iter()
+            .position(|&c| ESCAPE[usize::from(c)] != 0)
+            .map(|n| from + n)
+    };
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        if hit(i) {
+            return exact(i);
         }
         i += 8;
     }
-    b[i..]
-        .iter()
-        .position(|&c| ESCAPE[usize::from(c)] != 0)
-        .map(|n| i + n)
+    match b.len() {
+        n if n == i => None,
+        n if n >= 8 => match hit(n - 8) {
+            true => exact(i),
+            false => None,
+        },
+        _ => exact(i),
+    }
 }
 
 /// Writes a string with Go's HTML-safe escaping (`encoding/json` default since Go 1.22): runs
