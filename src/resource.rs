@@ -623,9 +623,9 @@ mod tests {
                 "]".repeat(n)
             )
         };
-        let deep: Vec<String> = [99, 100].into_iter().map(nested).collect();
+        let deep: Vec<String> = [63, 64].into_iter().map(nested).collect();
         texts.extend(deep.iter().map(String::as_str));
-        let too_deep: Arc<str> = Arc::from(format!(r#"{{"items":[{}],"total":1}}"#, nested(101)));
+        let too_deep: Arc<str> = Arc::from(format!(r#"{{"items":[{}],"total":1}}"#, nested(65)));
         assert!(decode_items(&too_deep, &Arc::new(Projection::none())).is_none());
         // Repeated label keys, apart and among many (found by sorting, not pairwise).
         texts.push(r#"{"id":"dup","labels":{"a":"1","b":"2","c":"3","a":"4"}}"#);

@@ -79,8 +79,8 @@ struct Str {
 }
 
 /// The deepest nesting skipped (deeper: the complete decoder decides); below serde's 128 and
-/// within the 128 bits of [`Scan::skip`]'s stack.
-const MAX_DEPTH: usize = 100;
+/// within the 64 bits of [`skip_end`]'s stack.
+const MAX_DEPTH: usize = 64;
 
 impl<'a> Scan<'a> {
     fn peek(&self) -> Option<u8> {
@@ -412,8 +412,7 @@ impl<'a> Scan<'a> {
                             if !p.has_condition(&text) {
                                 // Not read: the rest is only skipped (a second `type` would
                                 // change which type this is: the complete decoder picks).
-                                let rest = Skip::RestOfObject { watch: b"type" };
-                                self.i = skip_end(self.b, self.i, rest)?;
+                                self.i = skip_end(self.b, self.i, Skip::RestOfCondition)?;
                                 return Some(None);
                             }
                             ty = Some(text);
@@ -502,8 +501,9 @@ enum Skip {
     /// At a value: skip it.
     Value,
     /// Inside an object, after one of its values: skip the rest of the object (through its
-    /// `}`), failing at a member named `watch`.
-    RestOfObject { watch: &'static [u8] },
+    /// `}`), failing at a second member named `type` (which would change the condition's
+    /// type).
+    RestOfCondition,
 }
 
 /// The end of what `from` says is at `i` in `b`, validated as JSON. Iterative: the open
@@ -512,9 +512,9 @@ enum Skip {
 /// at once ([`token`]): this is the loop most of a page goes through.
 #[inline(never)]
 fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
-    let (mut open, mut depth, watch, mut at_value): (u128, usize, &[u8], bool) = match from {
-        Skip::Value => (0, 0, b"", true),
-        Skip::RestOfObject { watch } => (1, 1, watch, false),
+    let (mut open, mut depth, watch, mut at_value): (u64, usize, bool, bool) = match from {
+        Skip::Value => (0, 0, false, true),
+        Skip::RestOfCondition => (1, 1, true, false),
     };
     loop {
         if at_value {
@@ -532,7 +532,7 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
                             return None;
                         }
                         let object = c == b'{';
-                        open = open << 1 | u128::from(object);
+                        open = open << 1 | u64::from(object);
                         i = match object {
                             true => member_key_end(b, next, at, depth, watch)?,
                             false => at,
@@ -584,15 +584,15 @@ fn token(b: &[u8], i: usize) -> Option<(u8, usize)> {
     }
 }
 
-/// After a skipped object's key (`c`, at `at`: its quote) and its colon; a key `watch` of the
-/// outermost object fails.
+/// After a skipped object's key (`c`, at `at`: its quote) and its colon; with `watch`, a key
+/// `type` of the outermost object fails.
 #[inline(always)]
-fn member_key_end(b: &[u8], c: u8, at: usize, depth: usize, watch: &[u8]) -> Option<usize> {
+fn member_key_end(b: &[u8], c: u8, at: usize, depth: usize, watch: bool) -> Option<usize> {
     if c != b'"' {
         return None;
     }
     let (end, _) = string_end(b, at + 1)?;
-    if depth == 1 && !watch.is_empty() && b.get(at + 1..end)? == watch {
+    if watch && depth == 1 && b.get(at + 1..end)? == b"type" {
         return None;
     }
     match token(b, end + 1)? {
