@@ -421,7 +421,8 @@ mod tests {
         ];
         let mut resources: Vec<Resource> = texts.iter().map(|t| Resource::from_text(t)).collect();
         // Decoded under a projection that reads none of them (each decoded on first use).
-        let page: Arc<str> = Arc::from(format!(r#"{{"items":[{}],"total":3}}"#, texts.join(",")));
+        let page: crate::resource::Page =
+            Arc::new(format!(r#"{{"items":[{}],"total":3}}"#, texts.join(",")));
         let projection = Arc::new(crate::cel::host::Projection::none());
         let (items, _) = crate::resource::decode_items(&page, &projection).expect("decodes");
         resources.extend(items);

@@ -11,10 +11,10 @@
 //! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
 
 pub use crate::cel::host::{
-    CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Projection, RESOURCE_FIELDS, RawText,
-    Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
+    CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Page, Projection, RESOURCE_FIELDS,
+    RawText, Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
 };
-use crate::cel::host::{EMPTY, EMPTY_MAP};
+use crate::cel::host::{EMPTY, EMPTY_MAP, EMPTY_PAGE};
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in};
 use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
@@ -29,7 +29,7 @@ mod page;
 /// (sharing the text) and the total, or `None` when the page is not one this fast path reads
 /// with certainty (a malformed or unusual envelope): the caller then decodes it completely,
 /// which reports its errors.
-pub fn decode_items(page: &Arc<str>, projection: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
+pub fn decode_items(page: &Page, projection: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
     page::scan_page(page, projection)
 }
 
@@ -68,28 +68,28 @@ impl Resource {
         if text.len() > MAX_RESOURCE_BYTES {
             return Resource::oversized(&text);
         }
-        Resource::decode(&json, RawText::whole(Arc::from(text)))
+        Resource::decode(&json, RawText::whole(Arc::new(text)))
     }
 
     /// Decodes a resource from its JSON text without building a JSON tree: the fields rules
     /// read are decoded from borrowed slices of the text. Never fails, as
     /// [`Resource::from_json`].
     pub fn from_text(text: &str) -> Resource {
-        Resource::from_page(&Arc::from(text), 0..text.len())
+        Resource::from_page(&Arc::new(text.to_owned()), 0..text.len())
     }
 
     /// Decodes the item at `range` of a list page's text (which the resource then shares).
     /// A range that is not within the text, or not on character boundaries, decodes as a
     /// resource that is not a JSON object.
-    pub fn from_page(page: &Arc<str>, range: std::ops::Range<usize>) -> Resource {
+    pub fn from_page(page: &Page, range: std::ops::Range<usize>) -> Resource {
         let Some(text) = page.get(range.clone()) else {
-            return Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
+            return Resource::decode(&Json::Null, RawText::owned("null"));
         };
         if text.len() > MAX_RESOURCE_BYTES {
             return Resource::oversized(text);
         }
         let Some(raw) = RawText::range(page, range.start, range.end) else {
-            return Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
+            return Resource::decode(&Json::Null, RawText::owned("null"));
         };
         // serde would also read a JSON array as a struct: only objects take the fast path.
         let wire = match text.trim_start().starts_with('{') {
@@ -146,7 +146,7 @@ impl Resource {
             Ok(IdOnly { id: Some(id) }) => Ok(Arc::from(id.as_ref())),
             _ => Err(err.clone()),
         };
-        let mut resource = Resource::decode(&Json::Null, RawText::whole(Arc::from("null")));
+        let mut resource = Resource::decode(&Json::Null, RawText::owned("null"));
         resource.id = id;
         resource.set_all_but_id(&err);
         resource.oversize = Some(text.len());
@@ -227,7 +227,7 @@ fn bad_field(name: &str, want: &str, got: &Json) -> EvalError {
 fn string_field(name: &str, json: Option<&Json>) -> Field<Text> {
     match json {
         None => Ok(Text::empty()),
-        Some(Json::String(s)) => Ok(Text::whole(Arc::from(s.as_str()))),
+        Some(Json::String(s)) => Ok(Text::owned(s.as_str())),
         Some(other) => Err(bad_field(name, "a string", other)),
     }
 }
@@ -235,7 +235,7 @@ fn string_field(name: &str, json: Option<&Json>) -> Field<Text> {
 fn time_field(name: &str, json: Option<&Json>) -> Field<Time> {
     match json {
         None => Ok(Time::empty()),
-        Some(Json::String(s)) => canonical_time(name, s, &EMPTY),
+        Some(Json::String(s)) => canonical_time(name, s, &EMPTY_PAGE),
         Some(other) => Err(bad_field(name, "an RFC 3339 time string", other)),
     }
 }
@@ -345,7 +345,7 @@ struct WireCondition<'a> {
 }
 
 impl WireCondition<'_> {
-    fn decode(&self, page: &Arc<str>) -> Condition {
+    fn decode(&self, page: &Page) -> Condition {
         let time = |name, t| wire_time(name, page, t);
         Condition {
             ty: wire_str(page, &self.ty),
@@ -395,26 +395,26 @@ impl<'de> Deserialize<'de> for WireLabels {
 }
 
 /// A borrowed string of the page is kept as its range; an unescaped one is copied.
-fn wire_str(page: &Arc<str>, text: &Option<Cow<'_, str>>) -> Field<Text> {
+fn wire_str(page: &Page, text: &Option<Cow<'_, str>>) -> Field<Text> {
     Ok(match text {
         None => Text::empty(),
         Some(Cow::Borrowed(s)) => Text::within(page, s),
-        Some(Cow::Owned(s)) => Text::whole(Arc::from(s.as_str())),
+        Some(Cow::Owned(s)) => Text::owned(s.as_str()),
     })
 }
 
-fn wire_time(name: &str, page: &Arc<str>, text: &Option<Cow<'_, str>>) -> Field<Time> {
+fn wire_time(name: &str, page: &Page, text: &Option<Cow<'_, str>>) -> Field<Time> {
     match text {
         None => Ok(Time::empty()),
         Some(Cow::Borrowed(s)) => canonical_time(name, s, page),
-        Some(Cow::Owned(s)) => canonical_time(name, s, &EMPTY),
+        Some(Cow::Owned(s)) => canonical_time(name, s, &EMPTY_PAGE),
     }
 }
 
 /// A time field in canonical RFC 3339 with its parsed value, or the error reading it gives.
 /// The text is `text` itself (a range of `src` when it is a slice of it) when it is already
 /// canonical, the usual case; else a copy of the canonical form.
-pub(crate) fn canonical_time(name: &str, text: &str, src: &Arc<str>) -> Field<Time> {
+pub(crate) fn canonical_time(name: &str, text: &str, src: &Page) -> Field<Time> {
     let mut buf = [0u8; CANONICAL_MAX];
     let (canonical, at) = canonical_rfc3339_parsed_in(text, &mut buf).map_err(|e| {
         EvalError::new(
@@ -424,7 +424,7 @@ pub(crate) fn canonical_time(name: &str, text: &str, src: &Arc<str>) -> Field<Ti
     })?;
     let text = match canonical == text {
         true => Text::within(src, text),
-        false => Text::whole(Arc::from(canonical)),
+        false => Text::owned(canonical),
     };
     Ok(Time { text, at })
 }
@@ -442,7 +442,7 @@ mod tests {
             r#"{{"status":{{"conditions":[{}{{}}]}},"id":"big","generation":2}}"#,
             condition.repeat(n)
         );
-        let page: Arc<str> = Arc::from(format!(r#"[{big},{{"id":"small"}}]"#));
+        let page: Page = Arc::new(format!(r#"[{big},{{"id":"small"}}]"#));
         let resource = Resource::from_page(&page, 1..1 + big.len());
         assert_eq!(resource.too_large(), Some(big.len()));
         assert_eq!(resource.id.as_deref().ok(), Some("big"));
@@ -625,7 +625,7 @@ mod tests {
         };
         let deep: Vec<String> = [63, 64].into_iter().map(nested).collect();
         texts.extend(deep.iter().map(String::as_str));
-        let too_deep: Arc<str> = Arc::from(format!(r#"{{"items":[{}],"total":1}}"#, nested(65)));
+        let too_deep: Page = Arc::new(format!(r#"{{"items":[{}],"total":1}}"#, nested(65)));
         assert!(decode_items(&too_deep, &Arc::new(Projection::none())).is_none());
         // Repeated label keys, apart and among many (found by sorting, not pairwise).
         texts.push(r#"{"id":"dup","labels":{"a":"1","b":"2","c":"3","a":"4"}}"#);
@@ -649,8 +649,7 @@ mod tests {
         for p in projections() {
             let p = Arc::new(p);
             for text in &texts {
-                let page: Arc<str> =
-                    Arc::from(format!(r#"{{"items":[{text}, {text}],"total":2}}"#));
+                let page: Page = Arc::new(format!(r#"{{"items":[{text}, {text}],"total":2}}"#));
                 let (items, total) = decode_items(&page, &p).unwrap_or_else(|| panic!("{text}"));
                 assert_eq!((items.len(), total), (2, 2));
                 let want = view(&Resource::from_text(text));
@@ -685,10 +684,13 @@ mod tests {
             r#"{"it\u0065ms":[],"total":1}"#,
             r#"[]"#,
         ] {
-            assert!(decode_items(&Arc::from(page), &p).is_none(), "{page}");
+            assert!(
+                decode_items(&Arc::new(page.to_string()), &p).is_none(),
+                "{page}"
+            );
         }
         let (items, total) = decode_items(
-            &Arc::from(r#"{"kind":"L","items":[],"page":1,"total":-3}"#),
+            &Arc::new(r#"{"kind":"L","items":[],"page":1,"total":-3}"#.to_string()),
             &p,
         )
         .unwrap();

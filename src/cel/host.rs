@@ -330,51 +330,59 @@ impl Projection {
 
 // ---- the model ----
 
+/// The shared text decoded strings and JSON texts are ranges of: a list page's body, taken over
+/// from the response without a copy (`String::from_utf8` of the bytes read), or a text of its
+/// own.
+pub type Page = Arc<String>;
+
 /// A decoded string: a range of a shared text (usually the list page it came in, so decoding a
-/// string copies and allocates nothing), or a text of its own (an escaped string, a time in
-/// another spelling than its canonical one).
+/// string copies and allocates nothing), or a string of its own (an escaped string, a time in
+/// another spelling than its canonical one), read as a CEL value without a copy.
 #[derive(Clone)]
-pub struct Text {
-    src: Arc<str>,
-    start: usize,
-    end: usize,
+pub struct Text(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Range { src: Page, start: usize, end: usize },
+    Own(Arc<str>),
 }
 
 /// A borrowed [`Text`] (or a whole `Arc<str>`): what the accessors return.
 #[derive(Clone, Copy)]
 pub struct TextRef<'a> {
-    src: &'a Arc<str>,
-    start: usize,
-    end: usize,
+    text: &'a str,
+    /// The shared string `text` is all of, when it is one (read as a value without a copy).
+    whole: Option<&'a Arc<str>>,
 }
 
 impl Text {
-    /// A whole text of its own.
+    /// A string of its own.
     pub fn whole(src: Arc<str>) -> Text {
-        Text {
-            start: 0,
-            end: src.len(),
-            src,
-        }
+        Text(Repr::Own(src))
+    }
+
+    /// A copy of `s`.
+    pub fn owned(s: &str) -> Text {
+        Text::whole(Arc::from(s))
     }
 
     /// The range `start..end` of `src`; `None` when it is not within it on character
     /// boundaries.
-    pub fn range(src: &Arc<str>, start: usize, end: usize) -> Option<Text> {
+    pub fn range(src: &Page, start: usize, end: usize) -> Option<Text> {
         src.get(start..end)?;
-        Some(Text {
+        Some(Text(Repr::Range {
             src: src.clone(),
             start,
             end,
-        })
+        }))
     }
 
     /// `s` as a range of `src` when it is a slice of it (no copy), else a text of its own.
-    pub fn within(src: &Arc<str>, s: &str) -> Text {
+    pub fn within(src: &Page, s: &str) -> Text {
         let start = (s.as_ptr() as usize).wrapping_sub(src.as_ptr() as usize);
         match Text::range(src, start, start.wrapping_add(s.len())) {
             Some(t) if t.as_str().as_ptr() == s.as_ptr() => t,
-            _ => Text::whole(Arc::from(s)),
+            _ => Text::owned(s),
         }
     }
 
@@ -385,15 +393,20 @@ impl Text {
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        self.src.get(self.start..self.end).unwrap_or("")
+        match &self.0 {
+            Repr::Range { src, start, end } => src.get(*start..*end).unwrap_or(""),
+            Repr::Own(s) => s,
+        }
     }
 
     /// Borrowed.
     pub fn borrow(&self) -> TextRef<'_> {
-        TextRef {
-            src: &self.src,
-            start: self.start,
-            end: self.end,
+        match &self.0 {
+            Repr::Range { .. } => TextRef {
+                text: self.as_str(),
+                whole: None,
+            },
+            Repr::Own(s) => TextRef::whole(s),
         }
     }
 }
@@ -402,30 +415,28 @@ impl<'a> TextRef<'a> {
     /// A whole `Arc<str>`.
     pub fn whole(src: &'a Arc<str>) -> TextRef<'a> {
         TextRef {
-            src,
-            start: 0,
-            end: src.len(),
+            text: src,
+            whole: Some(src),
         }
     }
 
     /// The text.
     pub fn as_str(&self) -> &'a str {
-        self.src.get(self.start..self.end).unwrap_or("")
+        self.text
     }
 
-    /// The text as a shared string: the backing one when it is whole (no allocation), a
-    /// shared constant for the usual status words, else a copy.
+    /// The text as a shared string: the whole `Arc<str>` it is (no allocation), a shared
+    /// constant for the usual status words, else a copy.
     pub fn to_arc(&self) -> Arc<str> {
-        if self.start == 0 && self.end == self.src.len() {
-            return self.src.clone();
+        if let Some(whole) = self.whole {
+            return whole.clone();
         }
-        let s = self.as_str();
-        match s {
+        match self.text {
             "True" => WORDS[0].clone(),
             "False" => WORDS[1].clone(),
             "Unknown" => WORDS[2].clone(),
             "" => EMPTY.clone(),
-            _ => Arc::from(s),
+            s => Arc::from(s),
         }
     }
 
@@ -509,14 +520,14 @@ pub type TimeField<'a> = Result<&'a Time, &'a EvalError>;
 /// decoding a page copies no item), or a text of its own.
 #[derive(Clone)]
 pub struct RawText {
-    text: Arc<str>,
+    text: Page,
     start: usize,
     end: usize,
 }
 
 impl RawText {
     /// A whole text.
-    pub fn whole(text: Arc<str>) -> RawText {
+    pub fn whole(text: Page) -> RawText {
         RawText {
             start: 0,
             end: text.len(),
@@ -524,9 +535,14 @@ impl RawText {
         }
     }
 
+    /// A copy of `text`.
+    pub fn owned(text: &str) -> RawText {
+        RawText::whole(Arc::new(text.to_owned()))
+    }
+
     /// The range `start..end` of `text`; `None` when it is not within it on character
     /// boundaries.
-    pub fn range(text: &Arc<str>, start: usize, end: usize) -> Option<RawText> {
+    pub fn range(text: &Page, start: usize, end: usize) -> Option<RawText> {
         text.get(start..end)?;
         Some(RawText {
             text: text.clone(),
@@ -541,7 +557,7 @@ impl RawText {
     }
 
     /// The shared text and the range of this one in it.
-    pub fn parts(&self) -> (&Arc<str>, std::ops::Range<usize>) {
+    pub fn parts(&self) -> (&Page, std::ops::Range<usize>) {
         (&self.text, self.start..self.end)
     }
 }
@@ -596,6 +612,8 @@ pub struct Condition {
 
 /// The empty string every absent text field shares.
 pub static EMPTY: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
+/// The empty [`Page`] absent text fields are ranges of.
+pub static EMPTY_PAGE: LazyLock<Page> = LazyLock::new(|| Arc::new(String::new()));
 /// The empty map every absent `labels` shares.
 pub static EMPTY_MAP: LazyLock<Arc<Map>> = LazyLock::new(|| Arc::new(Map::default()));
 static ZERO_CONDITION: LazyLock<Arc<Condition>> = LazyLock::new(|| {
@@ -989,10 +1007,14 @@ mod tests {
 
     #[test]
     fn texts_are_ranges_of_their_source_or_copies() {
-        let page: Arc<str> = Arc::from(r#"{"a":"True","b":"x\u0041"}"#);
+        let page: Page = Arc::new(r#"{"a":"True","b":"x\u0041"}"#.to_string());
         let inside = Text::within(&page, &page[6..10]);
-        assert_eq!((inside.as_str(), inside.start), ("True", 6));
-        assert!(Arc::ptr_eq(&inside.src, &page));
+        let range = |t: &Text| match &t.0 {
+            Repr::Range { src, start, .. } => Some((src.clone(), *start)),
+            Repr::Own(_) => None,
+        };
+        assert_eq!(inside.as_str(), "True");
+        assert!(range(&inside).is_some_and(|(src, start)| Arc::ptr_eq(&src, &page) && start == 6));
         // A status word read as a value is the shared one; another range is copied.
         assert!(Arc::ptr_eq(&inside.borrow().to_arc(), &WORDS[0]));
         let b = Text::range(&page, 17, 24).map(|t| t.borrow().to_arc());
@@ -1000,11 +1022,12 @@ mod tests {
         // Text from elsewhere is copied; a whole text is shared as it is.
         let other = String::from("True");
         let copied = Text::within(&page, &other);
-        assert!(!Arc::ptr_eq(&copied.src, &page));
+        assert!(range(&copied).is_none());
         assert_eq!(copied.as_str(), "True");
-        assert!(Arc::ptr_eq(&TextRef::whole(&page).to_arc(), &page));
+        let whole: Arc<str> = Arc::from("x");
+        assert!(Arc::ptr_eq(&TextRef::whole(&whole).to_arc(), &whole));
         // Not on a character boundary: no range.
-        let wide: Arc<str> = Arc::from("é");
+        let wide: Page = Arc::new("é".to_string());
         assert!(Text::range(&wide, 0, 1).is_none());
         assert!(Text::range(&wide, 0, 3).is_none());
     }
@@ -1013,10 +1036,10 @@ mod tests {
     fn each_field_reads_its_own_value() {
         // A condition whose every text field holds its own name: reordering the schema or the
         // accessors' matches inconsistently reads the wrong field.
-        let own = |f: ConditionField| Ok(Text::whole(Arc::from(f.def().name)));
+        let own = |f: ConditionField| Ok(Text::owned(f.def().name));
         let own_time = |f: ConditionField| {
             Ok(Time {
-                text: Text::whole(Arc::from(f.def().name)),
+                text: Text::owned(f.def().name),
                 at: None,
             })
         };
@@ -1041,11 +1064,11 @@ mod tests {
                 ),
             }
         }
-        let text = Arc::<str>::from("{}");
-        let own = |f: ResourceField| Ok(Text::whole(Arc::from(f.def().name)));
+        let text: Page = Arc::new("{}".to_string());
+        let own = |f: ResourceField| Ok(Text::owned(f.def().name));
         let own_time = |f: ResourceField| {
             Ok(Time {
-                text: Text::whole(Arc::from(f.def().name)),
+                text: Text::owned(f.def().name),
                 at: None,
             })
         };

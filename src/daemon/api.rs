@@ -198,7 +198,7 @@ impl Inner {
     async fn get<T>(
         &self,
         url: &str,
-        parse: impl FnOnce(&[u8]) -> Result<T, ApiError>,
+        parse: impl FnOnce(Vec<u8>) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
         let mut request = self.http.get(url);
         let span = HttpSpan::start(&self.config.tracing, url);
@@ -224,7 +224,7 @@ impl Inner {
         if status != reqwest::StatusCode::OK {
             return Err(ApiError::http(status.as_u16(), &body, retry_after));
         }
-        parse(&body)
+        parse(body)
     }
 
     /// Fetches and decodes one list page, retrying retriable failures of this page only.
@@ -234,7 +234,7 @@ impl Inner {
         number: u32,
         projection: Arc<Projection>,
     ) -> Result<Decoded, ApiError> {
-        let attempt = || self.get(&url, |body| decode_page_with(body, &projection));
+        let attempt = || self.get(&url, |body| decode_body(body, &projection));
         let on_retry = |retry: u32, err: &ApiError, wait: Duration| {
             tracing::warn!(page = number, retry, wait_ms = wait.as_millis() as u64, error = %err,
                 "retrying hyperfleet api request");
@@ -271,16 +271,24 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
 }
 
 /// Decodes one list page under the rules' projection. The only place response bytes become
-/// resources (public for the page-decoding bench). The body is copied once into a shared text
-/// that the page's resources keep their JSON in; no item is copied. One pass over the text
+/// resources (public for the page-decoding bench). The body is copied into a shared text that
+/// the page's resources keep their JSON in ([`decode_body`], which `serve` calls with the body
+/// it read, takes it over without this copy); no item is copied. One pass over the text
 /// decodes the projected fields ([`crate::resource::decode_items`]); a page that pass is unsure
 /// of goes through serde (envelope, then each item), which reports the errors.
 pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
-    let text: Arc<str> = match std::str::from_utf8(body) {
-        Ok(text) => Arc::from(text),
+    decode_body(body.to_vec(), projection)
+}
+
+/// [`decode_page_with`] of a body read into `body`, which becomes the page's shared text
+/// without a copy.
+pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
+    let text: crate::resource::Page = match String::from_utf8(body) {
+        Ok(text) => Arc::new(text),
         Err(e) => {
             return Err(ApiError::Decode(serde::de::Error::custom(format!(
-                "response body is not UTF-8: {e}"
+                "response body is not UTF-8: {}",
+                e.utf8_error()
             ))));
         }
     };

@@ -9,17 +9,17 @@
 //! for outside the projection on first use ([`crate::cel::host::Partial`]): the meaning of
 //! every access is that of the complete decoder.
 
-use super::{Condition, Projection, RawText, Resource, Text, Time, canonical_time};
+use super::{Condition, Page, Projection, RawText, Resource, Text, Time, canonical_time};
 use crate::cel::host::{
-    CONDITION_SCHEMA, ConditionField, EMPTY, EMPTY_MAP, FieldDef, MAX_RESOURCE_BYTES, Partial,
-    RESOURCE_SCHEMA, ResourceField,
+    CONDITION_SCHEMA, ConditionField, EMPTY, EMPTY_MAP, EMPTY_PAGE, FieldDef, MAX_RESOURCE_BYTES,
+    Partial, RESOURCE_SCHEMA, ResourceField,
 };
 use crate::cel::value::{Map, Value};
 use serde_json::Value as Json;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// The items and total of a page, or `None` when the complete decoder must decide.
-pub(crate) fn scan_page(page: &Arc<str>, p: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
+pub(crate) fn scan_page(page: &Page, p: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
     let mut s = Scan {
         b: page.as_bytes(),
         i: 0,
@@ -181,7 +181,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The items of the page (after `[`), through the closing `]`.
-    fn items(&mut self, page: &Arc<str>, p: &Arc<Projection>) -> Option<Vec<Resource>> {
+    fn items(&mut self, page: &Page, p: &Arc<Projection>) -> Option<Vec<Resource>> {
         let mut out = Vec::new();
         self.ws();
         if self.peek()? == b']' {
@@ -224,7 +224,7 @@ impl<'a> Scan<'a> {
     }
 
     /// One resource (at `{`) decoded under `p`, or `None` for the complete decoder.
-    fn resource(&mut self, page: &Arc<str>, p: &Arc<Projection>) -> Option<Resource> {
+    fn resource(&mut self, page: &Page, p: &Arc<Projection>) -> Option<Resource> {
         use ResourceField as F;
         let start = self.i;
         let mut seen = 0u32;
@@ -312,7 +312,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `labels` (at `{`): strings only, no repeated key.
-    fn labels(&mut self, page: &Arc<str>) -> Option<Arc<Map>> {
+    fn labels(&mut self, page: &Page) -> Option<Arc<Map>> {
         let mut entries: Vec<(Value, Value)> = Vec::new();
         self.keys.clear();
         self.object(|s, key| {
@@ -335,12 +335,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `status` (at `{`): its `conditions` of the projected types.
-    fn status(
-        &mut self,
-        page: &Arc<str>,
-        p: &Projection,
-        out: &mut Vec<Arc<Condition>>,
-    ) -> Option<()> {
+    fn status(&mut self, page: &Page, p: &Projection, out: &mut Vec<Arc<Condition>>) -> Option<()> {
         let mut seen = false;
         self.object(|s, key| {
             if key != b"conditions" {
@@ -375,7 +370,7 @@ impl<'a> Scan<'a> {
     /// One condition (must be an object), decoded when its type is projected; nothing is
     /// built for one that is not, and once its type is known not to be (the API writes `type`
     /// first) the rest of it is only skipped.
-    fn condition(&mut self, page: &Arc<str>, p: &Projection) -> Option<Option<Condition>> {
+    fn condition(&mut self, page: &Page, p: &Projection) -> Option<Option<Condition>> {
         use ConditionField as F;
         let start = self.i;
         let decoded = p.condition_fields | 1 << F::Type as u32;
@@ -728,7 +723,7 @@ fn special_bytes(w: u64) -> u64 {
 }
 
 /// A string's decoded text: a range of the page when it has no escapes, else a copy.
-fn text_of(page: &Arc<str>, s: Str) -> Option<Text> {
+fn text_of(page: &Page, s: Str) -> Option<Text> {
     if !s.escaped {
         return Text::range(page, s.start, s.end);
     }
@@ -739,7 +734,7 @@ fn text_of(page: &Arc<str>, s: Str) -> Option<Text> {
 }
 
 /// A text field: "" when absent.
-fn opt_text(page: &Arc<str>, s: Option<Str>) -> Option<Text> {
+fn opt_text(page: &Page, s: Option<Str>) -> Option<Text> {
     match s {
         None => Some(Text::empty()),
         Some(s) => text_of(page, s),
@@ -748,7 +743,7 @@ fn opt_text(page: &Arc<str>, s: Option<Str>) -> Option<Text> {
 
 /// A time field: canonical and parsed ("" when absent, an error when it is not RFC 3339).
 fn time_of(
-    page: &Arc<str>,
+    page: &Page,
     name: &str,
     s: Option<Str>,
 ) -> Option<Result<Time, crate::cel::value::EvalError>> {
@@ -759,7 +754,7 @@ fn time_of(
         return Some(canonical_time(name, page.get(s.start..s.end)?, page));
     }
     let text = text_of(page, s)?;
-    Some(canonical_time(name, text.as_str(), &EMPTY))
+    Some(canonical_time(name, text.as_str(), &EMPTY_PAGE))
 }
 
 /// The complete decoding of a projected resource's text.
