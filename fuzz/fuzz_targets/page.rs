@@ -1,5 +1,7 @@
 //! Page bytes → the daemon's page decoder → every resource decided by the default rules, as the
-//! daemon does with a list page; the same bytes as an error response's body (its excerpt) and,
+//! daemon does with a list page, once decoded completely and once under the rules' projection
+//! (the one-pass skipper): both must accept or refuse the page alike and decide every resource
+//! alike; the same bytes as an error response's body (its excerpt) and,
 //! as text, as a `Retry-After` header value → the retry decision at a time into the retries
 //! taken from the first bytes. Nothing may panic, hang or blow up, whatever the bytes.
 
@@ -9,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::decision::Scratch;
 use sentinel::rules::Rules;
-use sentinel::daemon::api::{ApiError, Backoff, decode_page, parse_retry_after};
+use sentinel::daemon::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -17,14 +19,26 @@ fuzz_target!(|data: &[u8]| {
     static RULES: OnceLock<Rules> = OnceLock::new();
     let rules = RULES.get_or_init(|| Rules::defaults().expect("the default rules compile"));
     retry_after(data);
-    let Ok(page) = decode_page(data) else {
-        return;
+    let complete = decode_page(data);
+    let projected = decode_page_with(data, &rules.projection);
+    let (complete, projected) = match (complete, projected) {
+        (Ok(c), Ok(p)) => (c, p),
+        (Err(c), Err(p)) => {
+            assert_eq!(c.to_string(), p.to_string(), "the two decoders refuse alike");
+            return;
+        }
+        (c, p) => panic!("one decoder refused the page: {:?} / {:?}", c.err(), p.err()),
     };
+    assert_eq!(
+        (complete.items.len(), complete.total),
+        (projected.items.len(), projected.total)
+    );
     let now = parse_timestamp("2025-10-21T12:00:00Z").expect("a valid timestamp");
     let mut scratch = Scratch::default();
-    for resource in page.items {
-        let resource = Arc::new(resource);
-        let _ = rules.decision.evaluate(&resource, now, &mut scratch);
+    let mut decide = |r| format!("{:?}", rules.decision.evaluate(&Arc::new(r), now, &mut scratch));
+    for (c, p) in complete.items.into_iter().zip(projected.items) {
+        let c = decide(c);
+        assert_eq!(c, decide(p), "the projected resource is decided as the complete one");
     }
 });
 
