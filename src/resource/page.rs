@@ -82,6 +82,9 @@ struct Str {
 /// within the 64 bits of [`skip_end`]'s stack.
 const MAX_DEPTH: usize = 64;
 
+/// The most items reserved for at once from the first item's size (more grow as usual).
+const MAX_ITEMS_RESERVED: usize = 1024;
+
 impl<'a> Scan<'a> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
@@ -202,6 +205,12 @@ impl<'a> Scan<'a> {
                     Resource::from_page(page, start..self.i)
                 }
             };
+            if out.is_empty() {
+                // Room for as many more items of the first one's size as the rest could hold
+                // (capped): no reallocation while a page of alike items is decoded.
+                let size = (self.i - start).max(1);
+                out.reserve(((self.b.len() - self.i) / size + 1).min(MAX_ITEMS_RESERVED));
+            }
             out.push(resource);
             self.ws();
             match self.next()? {
