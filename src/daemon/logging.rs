@@ -110,7 +110,7 @@ fn push_escaped(out: &mut String, text: &str) {
     }
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Fields {
     message: String,
     error: Option<String>,
@@ -120,6 +120,11 @@ struct Fields {
     extra: Vec<(&'static str, serde_json::Value)>,
     /// The current span's trace and span id, hex.
     trace: Option<(String, String)>,
+}
+
+/// `s` as a JSON string, escaped as serde_json escapes it.
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    let _ = serde_json::to_writer(out, s);
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -207,27 +212,35 @@ where
 }
 
 impl GoFormat {
+    /// A JSON line, written field by field in Go's order (the bytes serde_json gives a map of
+    /// them, without building one: only `extra`, when there is one, goes through a map).
     fn json_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
-        let mut obj = serde_json::Map::new();
-        let s = |v: &str| serde_json::Value::String(v.to_string());
-        obj.insert("timestamp".into(), s(timestamp));
-        obj.insert("level".into(), s(level));
-        obj.insert("message".into(), s(&f.message));
-        obj.insert("component".into(), s("sentinel"));
-        obj.insert("version".into(), s(&self.version));
-        obj.insert("hostname".into(), s(&self.hostname));
+        let mut out: Vec<u8> = Vec::with_capacity(256 + f.message.len());
+        let field = |out: &mut Vec<u8>, key: &str, value: &str| {
+            out.push(if out.is_empty() { b'{' } else { b',' });
+            json_str(out, key);
+            out.push(b':');
+            json_str(out, value);
+        };
+        field(&mut out, "timestamp", timestamp);
+        field(&mut out, "level", level);
+        field(&mut out, "message", &f.message);
+        field(&mut out, "component", "sentinel");
+        field(&mut out, "version", &self.version);
+        field(&mut out, "hostname", &self.hostname);
         // Go logs an error-level line with `error` set to the message when no error was given.
         let error = f
             .error
-            .or_else(|| (level == "error").then(|| f.message.clone()));
+            .as_deref()
+            .or_else(|| (level == "error").then_some(f.message.as_str()));
         for (key, value) in [
             ("error", error),
-            ("decision_reason", f.decision_reason),
-            ("topic", f.topic),
-            ("subset", f.subset),
+            ("decision_reason", f.decision_reason.as_deref()),
+            ("topic", f.topic.as_deref()),
+            ("subset", f.subset.as_deref()),
         ] {
             if let Some(v) = value {
-                obj.insert(key.into(), serde_json::Value::String(v));
+                field(&mut out, key, v);
             }
         }
         if !f.extra.is_empty() {
@@ -247,13 +260,15 @@ impl GoFormat {
                     }
                 }
             }
-            obj.insert("extra".into(), serde_json::Value::Object(extra));
+            out.extend_from_slice(br#","extra":"#);
+            let _ = serde_json::to_writer(&mut out, &extra);
         }
-        if let Some((trace_id, span_id)) = f.trace {
-            obj.insert("trace_id".into(), serde_json::Value::String(trace_id));
-            obj.insert("span_id".into(), serde_json::Value::String(span_id));
+        if let Some((trace_id, span_id)) = &f.trace {
+            field(&mut out, "trace_id", trace_id);
+            field(&mut out, "span_id", span_id);
         }
-        serde_json::Value::Object(obj).to_string()
+        out.push(b'}');
+        String::from_utf8(out).unwrap_or_default()
     }
 
     fn text_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
@@ -394,6 +409,102 @@ mod tests {
             line,
             r#"{"timestamp":"2025-01-01T00:00:00Z","level":"info","message":"Published event resource_id=c1","component":"sentinel","version":"1.0","hostname":"h","decision_reason":"message decision matched","topic":"clusters","subset":"clusters","extra":{"count":3}}"#
         );
+    }
+
+    /// The JSON line as a map of its fields, serialized (what `json_line` writes directly).
+    fn json_line_through_a_map(g: &GoFormat, timestamp: &str, level: &str, f: Fields) -> String {
+        let s = |v: &str| serde_json::Value::String(v.to_string());
+        let mut obj = serde_json::Map::new();
+        for (k, v) in [
+            ("timestamp", timestamp),
+            ("level", level),
+            ("message", &f.message),
+            ("component", "sentinel"),
+            ("version", &g.version),
+            ("hostname", &g.hostname),
+        ] {
+            obj.insert(k.into(), s(v));
+        }
+        let error = f
+            .error
+            .clone()
+            .or_else(|| (level == "error").then(|| f.message.clone()));
+        for (k, v) in [
+            ("error", error),
+            ("decision_reason", f.decision_reason.clone()),
+            ("topic", f.topic.clone()),
+            ("subset", f.subset.clone()),
+        ] {
+            if let Some(v) = v {
+                obj.insert(k.into(), s(&v));
+            }
+        }
+        if !f.extra.is_empty() {
+            let mut extra = serde_json::Map::new();
+            for (key, value) in f.extra.clone() {
+                match key.split_once('.') {
+                    Some((outer, inner)) => {
+                        let nested = extra
+                            .entry(outer)
+                            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+                        if let serde_json::Value::Object(nested) = nested {
+                            nested.insert(inner.to_string(), value);
+                        }
+                    }
+                    None => {
+                        extra.insert(key.to_string(), value);
+                    }
+                }
+            }
+            obj.insert("extra".into(), serde_json::Value::Object(extra));
+        }
+        if let Some((t, sp)) = &f.trace {
+            obj.insert("trace_id".into(), s(t));
+            obj.insert("span_id".into(), s(sp));
+        }
+        serde_json::Value::Object(obj).to_string()
+    }
+
+    #[test]
+    fn json_lines_are_the_bytes_of_their_fields_as_a_map() {
+        let g = GoFormat {
+            json: true,
+            version: "1.0\"x".into(),
+            hostname: "h\u{1}<&>".into(),
+        };
+        let odd = "a\"b\\c\n\u{7f}\u{85}é\u{2028}<>&\t";
+        let cases = [
+            fields(),
+            Fields::default(),
+            Fields {
+                message: odd.into(),
+                error: Some(odd.into()),
+                decision_reason: Some(String::new()),
+                extra: vec![
+                    ("checks.broker", "ok".into()),
+                    ("checks.api", 2.5.into()),
+                    ("n", (-1).into()),
+                    (".x", true.into()),
+                    ("y.", serde_json::Value::Null),
+                ],
+                trace: Some(("00ff".into(), "ab".into())),
+                ..Fields::default()
+            },
+            Fields {
+                message: "failed".into(),
+                topic: Some(odd.into()),
+                subset: Some("s".into()),
+                ..Fields::default()
+            },
+        ];
+        for f in cases {
+            for level in ["info", "error", "warn", "debug"] {
+                let want = json_line_through_a_map(&g, "2025-01-01T00:00:00.5Z", level, f.clone());
+                let got = g.json_line("2025-01-01T00:00:00.5Z", level, f.clone());
+                assert_eq!(got, want);
+                serde_json::from_str::<serde_json::Value>(&got).expect("valid JSON");
+            }
+        }
     }
 
     #[test]
