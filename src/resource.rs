@@ -609,6 +609,8 @@ mod tests {
         texts.extend([
             r#"{"id":"dt","status":{"conditions":[{"type":"Other","status":"x","type":"Reconciled","status":"True"}]}}"#,
             r#"{"id":"dt2","status":{"conditions":[{"type":"Other","a":{"type":"A"},"type":"A"}]}}"#,
+            r#"{"id":"dt3","status":{"conditions":[{"type":"Other","typ\u0065":"Reconciled","status":"True"}]}}"#,
+            r#"{"id":"dt4","status":{"conditions":[{"type":"Other","st\u0061tus":"x"},{"type":"A","st\u0061tus":"y"}]}}"#,
             r#"{"id":"dv","status":{"conditions":[{"type":"Other","status":5,"observed_generation":"x",
                 "last_updated_time":[1,{"a":null,"b":[true,false,-1.5E+3]}],"reason":"\"\u00e9"},
                 {"type":"A","status":"True"}]}}"#,

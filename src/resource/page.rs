@@ -589,14 +589,15 @@ fn token(b: &[u8], i: usize) -> Option<(u8, usize)> {
 }
 
 /// After a skipped object's key (`c`, at `at`: its quote) and its colon; with `watch`, a key
-/// `type` of the outermost object fails.
+/// `type` (or any key with an escape) of the outermost object fails.
 #[inline(always)]
 fn member_key_end(b: &[u8], c: u8, at: usize, depth: usize, watch: bool) -> Option<usize> {
     if c != b'"' {
         return None;
     }
-    let (end, _) = string_end(b, at + 1)?;
-    if watch && depth == 1 && b.get(at + 1..end)? == b"type" {
+    let (end, escaped) = string_end(b, at + 1)?;
+    // An escaped key may spell `type` too.
+    if watch && depth == 1 && (escaped || b.get(at + 1..end)? == b"type") {
         return None;
     }
     match token(b, end + 1)? {
