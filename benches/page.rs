@@ -133,7 +133,8 @@ fn publish_page(
         let resource = Arc::new(resource);
         let decision = rules.decide(&resource, now, scratch);
         if decision.publish {
-            let reason: Arc<str> = Arc::from(decision.reason.text());
+            // As `serve`: the shared text of the reason.
+            let reason = decision.reason.shared_text();
             let json = data.evaluate(&resource, &reason, &mut |_| {});
             let kind = resource.kind.as_deref().unwrap_or("");
             let event = Event::new(kind, json);

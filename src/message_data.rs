@@ -34,8 +34,27 @@ pub struct DataJson(pub Vec<u8>);
 /// A compiled message_data tree.
 #[derive(Clone, Debug)]
 pub struct MessageDataProgram {
-    fields: Vec<(String, Node)>,
+    fields: Vec<(Key, Node)>,
     warnings: Vec<ExprDiagnostics>,
+}
+
+/// An object key, with its JSON text (`"name":`) written once at compile time.
+#[derive(Clone, Debug)]
+struct Key {
+    name: String,
+    json: Vec<u8>,
+}
+
+impl Key {
+    fn new(name: &str) -> Key {
+        let mut json = Vec::with_capacity(name.len() + 3);
+        encode::write_str(&mut json, name);
+        json.push(b':');
+        Key {
+            name: name.to_string(),
+            json,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -47,7 +66,7 @@ enum Node {
         /// The leaf read straight from the resource, when the expression is one field of it.
         direct: Option<Direct>,
     },
-    Object(Vec<(String, Node)>),
+    Object(Vec<(Key, Node)>),
 }
 
 /// A leaf that is one field of the resource or `reason`, found at compile time: written from
@@ -111,7 +130,7 @@ pub struct Omitted {
 impl MessageDataProgram {
     /// What the leaves read of a resource (the page decoder's projection).
     pub fn projection(&self) -> crate::cel::host::Projection {
-        fn walk(nodes: &[(String, Node)], p: &mut crate::cel::host::Projection) {
+        fn walk(nodes: &[(Key, Node)], p: &mut crate::cel::host::Projection) {
             for (_, node) in nodes {
                 match node {
                     Node::Leaf { expr, .. } => p.add_reads(expr),
@@ -140,7 +159,7 @@ impl MessageDataProgram {
                 if let Some(node) =
                     compile_node(data, "message_data", &env, &mut errors, &mut warnings)
                 {
-                    out.push(("message_data".to_string(), node));
+                    out.push((Key::new("message_data"), node));
                 }
                 out
             }
@@ -172,7 +191,7 @@ impl MessageDataProgram {
         reason: &Arc<str>,
         omitted: &mut dyn FnMut(Omitted),
     ) -> DataJson {
-        let mut out = Vec::with_capacity(128);
+        let mut out = Vec::with_capacity(256);
         self.evaluate_into(resource, reason, &mut out, omitted);
         DataJson(out)
     }
@@ -216,12 +235,12 @@ fn compile_fields(
     env: &Env,
     errors: &mut Vec<ExprDiagnostics>,
     warnings: &mut Vec<ExprDiagnostics>,
-) -> Vec<(String, Node)> {
+) -> Vec<(Key, Node)> {
     fields
         .iter()
         .filter_map(|(key, value)| {
             let child = format!("{path}.{key}");
-            compile_node(value, &child, env, errors, warnings).map(|node| (key.clone(), node))
+            compile_node(value, &child, env, errors, warnings).map(|node| (Key::new(key), node))
         })
         .collect()
 }
@@ -252,7 +271,7 @@ fn compile_node(
     }
 }
 
-fn collect_leaves<'a>(fields: &'a [(String, Node)], out: &mut Vec<(&'a str, &'a str, String)>) {
+fn collect_leaves<'a>(fields: &'a [(Key, Node)], out: &mut Vec<(&'a str, &'a str, String)>) {
     for (_, node) in fields {
         match node {
             Node::Leaf {
@@ -267,12 +286,12 @@ fn collect_leaves<'a>(fields: &'a [(String, Node)], out: &mut Vec<(&'a str, &'a 
 /// has an entry. Config objects arrive sorted; one that is not (or has a repeated key) is built
 /// as a tree first, which sorts it as Go does.
 fn write_fields(
-    fields: &[(String, Node)],
+    fields: &[(Key, Node)],
     act: &Activation<'_>,
     out: &mut Vec<u8>,
     omitted: &mut dyn FnMut(Omitted),
 ) -> bool {
-    if !fields.windows(2).all(|w| w[0].0 < w[1].0) {
+    if !fields.windows(2).all(|w| w[0].0.name < w[1].0.name) {
         let obj = eval_fields(fields, act, omitted);
         let any = !obj.is_empty();
         encode::write_json(out, &Json::Object(obj));
@@ -286,8 +305,7 @@ fn write_fields(
             if any {
                 out.push(b',');
             }
-            encode::write_str(out, key);
-            out.push(b':');
+            out.extend_from_slice(&key.json);
         };
         match node {
             Node::Leaf {
@@ -332,7 +350,7 @@ fn write_fields(
 }
 
 fn eval_fields(
-    fields: &[(String, Node)],
+    fields: &[(Key, Node)],
     act: &Activation<'_>,
     omitted: &mut dyn FnMut(Omitted),
 ) -> JsonMap<String, Json> {
@@ -364,7 +382,7 @@ fn eval_fields(
                 Json::Object(nested)
             }
         };
-        obj.insert(key.clone(), value);
+        obj.insert(key.name.clone(), value);
     }
     obj
 }
