@@ -122,6 +122,30 @@ struct Fields {
     trace: Option<(String, String)>,
 }
 
+/// The `extra` object of a line's other fields: a dotted name (`checks.broker`) nests under
+/// its first part, as Go's map-valued extras do.
+fn extra_object(
+    fields: Vec<(&'static str, serde_json::Value)>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut extra = serde_json::Map::new();
+    for (key, value) in fields {
+        match key.split_once('.') {
+            Some((outer, inner)) => {
+                let nested = extra
+                    .entry(outer)
+                    .or_insert_with(|| serde_json::Value::Object(Default::default()));
+                if let serde_json::Value::Object(nested) = nested {
+                    nested.insert(inner.to_string(), value);
+                }
+            }
+            None => {
+                extra.insert(key.to_string(), value);
+            }
+        }
+    }
+    extra
+}
+
 /// `s` as a JSON string, escaped as serde_json escapes it.
 fn json_str(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(out, s);
@@ -244,24 +268,8 @@ impl GoFormat {
             }
         }
         if !f.extra.is_empty() {
-            let mut extra = serde_json::Map::new();
-            for (key, value) in f.extra {
-                match key.split_once('.') {
-                    Some((outer, inner)) => {
-                        let nested = extra
-                            .entry(outer)
-                            .or_insert_with(|| serde_json::Value::Object(Default::default()));
-                        if let serde_json::Value::Object(nested) = nested {
-                            nested.insert(inner.to_string(), value);
-                        }
-                    }
-                    None => {
-                        extra.insert(key.to_string(), value);
-                    }
-                }
-            }
             out.extend_from_slice(br#","extra":"#);
-            let _ = serde_json::to_writer(&mut out, &extra);
+            let _ = serde_json::to_writer(&mut out, &extra_object(f.extra));
         }
         if let Some((trace_id, span_id)) = &f.trace {
             field(&mut out, "trace_id", trace_id);
@@ -440,23 +448,10 @@ mod tests {
             }
         }
         if !f.extra.is_empty() {
-            let mut extra = serde_json::Map::new();
-            for (key, value) in f.extra.clone() {
-                match key.split_once('.') {
-                    Some((outer, inner)) => {
-                        let nested = extra
-                            .entry(outer)
-                            .or_insert_with(|| serde_json::Value::Object(Default::default()));
-                        if let serde_json::Value::Object(nested) = nested {
-                            nested.insert(inner.to_string(), value);
-                        }
-                    }
-                    None => {
-                        extra.insert(key.to_string(), value);
-                    }
-                }
-            }
-            obj.insert("extra".into(), serde_json::Value::Object(extra));
+            obj.insert(
+                "extra".into(),
+                serde_json::Value::Object(extra_object(f.extra.clone())),
+            );
         }
         if let Some((t, sp)) = &f.trace {
             obj.insert("trace_id".into(), s(t));
