@@ -164,6 +164,12 @@ impl<'a> Scan<'a> {
     /// Calls `f` on each key of an object (at `{`) with the scanner at its value, which `f`
     /// consumes.
     fn object(&mut self, mut f: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.members(|s, key| f(s, key).map(|()| true))
+    }
+
+    /// [`Scan::object`] where `f` may also consume the rest of the object through its `}`
+    /// (and say so with `false`).
+    fn members(&mut self, mut f: impl FnMut(&mut Self, &'a [u8]) -> Option<bool>) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
@@ -173,7 +179,9 @@ impl<'a> Scan<'a> {
         loop {
             let key = self.key()?;
             self.ws();
-            f(self, key)?;
+            if !f(self, key)? {
+                return Some(());
+            }
             self.ws();
             match self.next()? {
                 b',' => self.ws(),
@@ -388,53 +396,41 @@ impl<'a> Scan<'a> {
         let mut generation = 0;
         let mut ty = None;
         let keys = self.condition_keys;
-        self.eat(b'{')?;
-        self.ws();
-        let mut more = self.peek()? != b'}';
-        if !more {
-            self.i += 1;
-        }
-        while more {
-            let key = self.key()?;
-            self.ws();
-            match keys.get(key) {
-                Some(def) if decoded & 1 << def.field as u32 != 0 => {
-                    let bit = 1 << def.field as u32;
-                    // A repeated field (or two spellings of one): the complete decoder picks.
-                    if seen & bit != 0 {
-                        return None;
-                    }
-                    seen |= bit;
-                    match def.field {
-                        F::ObservedGeneration => {
-                            if !self.null()? {
-                                generation = self.int()?;
-                            }
-                        }
-                        F::Type => {
-                            let text = opt_text(page, self.text()?)?;
-                            if !p.has_condition(&text) {
-                                // Not read: the rest is only skipped (a second `type` would
-                                // change which type this is: the complete decoder picks).
-                                self.i = skip_end(self.b, self.i, Skip::RestOfCondition)?;
-                                return Some(None);
-                            }
-                            ty = Some(text);
-                        }
-                        f => texts[f as usize] = self.text()?,
-                    }
-                }
-                _ => self.skip()?,
-            }
-            self.ws();
-            more = match self.next()? {
-                b',' => {
-                    self.ws();
-                    true
-                }
-                b'}' => false,
-                _ => return None,
+        let mut dropped = false;
+        self.members(|s, key| {
+            let Some(def) = keys.get(key).filter(|d| decoded & 1 << d.field as u32 != 0) else {
+                s.skip()?;
+                return Some(true);
             };
+            let bit = 1 << def.field as u32;
+            // A repeated field (or two spellings of one): the complete decoder picks.
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            match def.field {
+                F::ObservedGeneration => {
+                    if !s.null()? {
+                        generation = s.int()?;
+                    }
+                }
+                F::Type => {
+                    let text = s.text()?;
+                    if !p.has_condition(&opt_str(page, text)?) {
+                        // Not read: the rest is only skipped (a second `type` would change
+                        // which type this is: the complete decoder picks).
+                        s.i = skip_end(s.b, s.i, Skip::RestOfCondition)?;
+                        dropped = true;
+                        return Some(false);
+                    }
+                    ty = Some(opt_text(page, text)?);
+                }
+                f => texts[f as usize] = s.text()?,
+            }
+            Some(true)
+        })?;
+        if dropped {
+            return Some(None);
         }
         let ty = match ty {
             Some(ty) => ty,
@@ -741,6 +737,16 @@ fn text_of(page: &Page, s: Str) -> Option<Text> {
     serde_json::from_str::<String>(quoted)
         .ok()
         .map(|t| Text::whole(Arc::from(t)))
+}
+
+/// A text field's decoded text, without building a [`Text`] when it has no escapes ("" when
+/// absent).
+fn opt_str(page: &Page, s: Option<Str>) -> Option<std::borrow::Cow<'_, str>> {
+    match s {
+        None => Some("".into()),
+        Some(s) if !s.escaped => page.get(s.start..s.end).map(Into::into),
+        Some(s) => text_of(page, s).map(|t| t.as_str().to_owned().into()),
+    }
 }
 
 /// A text field: "" when absent.
