@@ -80,7 +80,7 @@ struct Str {
 
 /// The deepest nesting skipped (deeper: the complete decoder decides); below serde's 128 and
 /// within the 64 bits of [`skip_end`]'s stack.
-const MAX_DEPTH: usize = 64;
+const MAX_DEPTH: u32 = 64;
 
 /// The most items reserved for at once from the first item's size (more grow as usual).
 const MAX_ITEMS_RESERVED: usize = 1024;
@@ -106,13 +106,20 @@ impl<'a> Scan<'a> {
 
     /// An object key and its colon; a key with escapes is left to the complete decoder.
     fn key(&mut self) -> Option<&'a [u8]> {
-        let s = self.string()?;
-        if s.escaped {
+        let b = self.b;
+        let (b'"', at) = token(b, self.i)? else {
+            return None;
+        };
+        let end = special_at(b, at + 1);
+        // An escape (or a control byte) ends the key before its quote.
+        if *b.get(end)? != b'"' {
             return None;
         }
-        self.ws();
-        self.eat(b':')?;
-        Some(&self.b[s.start..s.end])
+        let (b':', colon) = token(b, end + 1)? else {
+            return None;
+        };
+        self.i = colon + 1;
+        b.get(at + 1..end)
     }
 
     /// A string (at its opening quote), validated as JSON.
@@ -182,9 +189,10 @@ impl<'a> Scan<'a> {
             if !f(self, key)? {
                 return Some(());
             }
-            self.ws();
-            match self.next()? {
-                b',' => self.ws(),
+            let (c, at) = token(self.b, self.i)?;
+            self.i = at + 1;
+            match c {
+                b',' => {}
                 b'}' => return Some(()),
                 _ => return None,
             }
@@ -486,8 +494,36 @@ impl<F> Keys<F> {
         let names = self.by_len.get(key.len())?;
         names
             .iter()
-            .find(|(name, _)| *name == key)
+            .find(|(name, _)| same_bytes(name, key))
             .map(|(_, def)| *def)
+    }
+}
+
+/// `a == b`, a word at a time and inline: a key is short, and a call to `memcmp` per key
+/// costs more than comparing it.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // The words at `i` (eight bytes, else four).
+    let wide = |s: &[u8], i: usize| {
+        s.get(i..i + 8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
+    };
+    let narrow = |s: &[u8], i: usize| {
+        s.get(i..i + 4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap_or_default()))
+    };
+    match n {
+        // Every eight bytes, the last eight overlapping the word before.
+        8.. => {
+            (0..n - 8).step_by(8).all(|i| wide(a, i) == wide(b, i))
+                && wide(a, n - 8) == wide(b, n - 8)
+        }
+        4.. => narrow(a, 0) == narrow(b, 0) && narrow(a, n - 4) == narrow(b, n - 4),
+        _ => a.iter().zip(b).all(|(x, y)| x == y),
     }
 }
 
@@ -509,41 +545,40 @@ enum Skip {
 /// The end of what `from` says is at `i` in `b`, validated as JSON. Iterative: the open
 /// containers are a stack of bits (an object is a 1), at most [`MAX_DEPTH`] deep (deeper: the
 /// complete decoder decides). Everything stays in locals and each byte between tokens is looked
-/// at once ([`token`]): this is the loop most of a page goes through.
+/// at once ([`token`]); what is rare (blanks, escapes, numbers, literals) is out of line, so
+/// the registers stay with strings and structure: this is the loop most of a page goes through.
 #[inline(never)]
 fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
-    let (mut open, mut depth, watch, mut at_value): (u64, usize, bool, bool) = match from {
-        Skip::Value => (0, 0, false, true),
-        Skip::RestOfCondition => (1, 1, true, false),
+    // `watch`: the depth whose keys may not be `type` (none for a value: no depth reaches it).
+    let (mut open, mut depth, watch, mut at_value): (u64, u32, u32, bool) = match from {
+        Skip::Value => (0, 0, u32::MAX, true),
+        Skip::RestOfCondition => (1, 1, 1, false),
     };
     loop {
         if at_value {
             let (c, at) = token(b, i)?;
-            match c {
-                b'"' => i = string_end(b, at + 1)?.0 + 1,
-                b'{' | b'[' => {
-                    let (next, at) = token(b, at + 1)?;
-                    // `{` + 2 is `}`, `[` + 2 is `]`.
-                    if next == c + 2 {
-                        i = at + 1;
-                    } else {
-                        depth += 1;
-                        if depth > MAX_DEPTH {
-                            return None;
-                        }
-                        let object = c == b'{';
-                        open = open << 1 | u64::from(object);
-                        i = match object {
-                            true => member_key_end(b, next, at, depth, watch)?,
-                            false => at,
-                        };
-                        continue;
+            if c == b'"' {
+                i = string_close(b, at + 1)? + 1;
+            } else if c == b'{' || c == b'[' {
+                let (next, at) = token(b, at + 1)?;
+                // `{` + 2 is `}`, `[` + 2 is `]`.
+                if next == c + 2 {
+                    i = at + 1;
+                } else {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return None;
                     }
+                    let object = c == b'{';
+                    open = open << 1 | u64::from(object);
+                    i = match object {
+                        true => key_end(b, next, at, depth == watch)?,
+                        false => at,
+                    };
+                    continue;
                 }
-                b't' => i = literal_end(b, at, b"true")?,
-                b'f' => i = literal_end(b, at, b"false")?,
-                b'n' => i = literal_end(b, at, b"null")?,
-                _ => i = number_end(b, at)?,
+            } else {
+                i = scalar_end(b, at)?;
             }
         }
         at_value = true;
@@ -558,7 +593,7 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
             if c == b',' {
                 if object {
                     let (c, at) = token(b, i)?;
-                    i = member_key_end(b, c, at, depth, watch)?;
+                    i = key_end(b, c, at, depth == watch)?;
                 }
                 break;
             }
@@ -578,24 +613,25 @@ fn token(b: &[u8], i: usize) -> Option<(u8, usize)> {
         // Compact JSON (what the API writes) has no blanks.
         c if c > b' ' => Some((c, i)),
         _ => {
-            let at = blank_end(b, i);
+            let at = blanks_end(b, i);
             Some((*b.get(at)?, at))
         }
     }
 }
 
-/// After a skipped object's key (`c`, at `at`: its quote) and its colon; with `watch`, a key
-/// `type` (or any key with an escape) of the outermost object fails.
+/// After a skipped object's key (`c`, at `at`: its quote) and its colon; `watched`: a key
+/// `type` (or any key with an escape, which may spell it) fails.
 #[inline(always)]
-fn member_key_end(b: &[u8], c: u8, at: usize, depth: usize, watch: bool) -> Option<usize> {
+fn key_end(b: &[u8], c: u8, at: usize, watched: bool) -> Option<usize> {
     if c != b'"' {
         return None;
     }
-    let (end, escaped) = string_end(b, at + 1)?;
-    // An escaped key may spell `type` too.
-    if watch && depth == 1 && (escaped || b.get(at + 1..end)? == b"type") {
-        return None;
-    }
+    let end = special_at(b, at + 1);
+    let end = match *b.get(end)? {
+        b'"' if !watched || b.get(at + 1..end)? != b"type" => end,
+        _ if !watched => escaped_string_end(b, end)?.0,
+        _ => return None,
+    };
     match token(b, end + 1)? {
         (b':', at) => Some(at + 1),
         _ => None,
@@ -604,11 +640,18 @@ fn member_key_end(b: &[u8], c: u8, at: usize, depth: usize, watch: bool) -> Opti
 
 /// After the blanks at `i`.
 #[inline(always)]
-fn blank_end(b: &[u8], mut i: usize) -> usize {
+fn blank_end(b: &[u8], i: usize) -> usize {
     // Compact JSON (what the API writes) has none.
     if b.get(i).is_some_and(|&c| c > b' ') {
         return i;
     }
+    blanks_end(b, i)
+}
+
+/// [`blank_end`] at a blank.
+#[cold]
+#[inline(never)]
+fn blanks_end(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
         i += 1;
     }
@@ -618,11 +661,17 @@ fn blank_end(b: &[u8], mut i: usize) -> usize {
 /// The closing quote of the string whose content starts at `i`, and whether it has escapes.
 #[inline(always)]
 fn string_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    let end = i + special(b.get(i..)?)?;
-    match b[end] {
+    let end = special_at(b, i);
+    match *b.get(end)? {
         b'"' => Some((end, false)),
         _ => escaped_string_end(b, end),
     }
+}
+
+/// [`string_end`] without whether it has escapes.
+#[inline(always)]
+fn string_close(b: &[u8], i: usize) -> Option<usize> {
+    string_end(b, i).map(|(end, _)| end)
 }
 
 /// [`string_end`] from `at`, a backslash or a control byte.
@@ -635,7 +684,7 @@ fn escaped_string_end(b: &[u8], mut at: usize) -> Option<(usize, bool)> {
             b'\\' => at = escape_end(b, at + 1)?,
             _ => return None,
         }
-        at += special(b.get(at..)?)?;
+        at = special_at(b, at);
     }
 }
 
@@ -648,6 +697,17 @@ fn escape_end(b: &[u8], i: usize) -> Option<usize> {
             hex.iter().all(u8::is_ascii_hexdigit).then_some(i + 5)
         }
         _ => None,
+    }
+}
+
+/// After the number or literal at `i`, validated as JSON (out of line: a page has few).
+#[inline(never)]
+fn scalar_end(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b't' => literal_end(b, i, b"true"),
+        b'f' => literal_end(b, i, b"false"),
+        b'n' => literal_end(b, i, b"null"),
+        _ => number_end(b, i),
     }
 }
 
@@ -694,25 +754,40 @@ fn literal_end(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..end)? == word).then_some(end)
 }
 
-/// The index of the first quote, backslash or control byte of `b`, eight bytes at a time (a
-/// string is scanned inside the page, so almost always eight bytes remain: the last few go
-/// byte by byte).
+/// The index of the first quote, backslash or control byte at or after `i` (`b.len()` when
+/// there is none), sixteen bytes at a time as two words (a string is scanned inside the page,
+/// so almost always sixteen bytes remain: the last few go byte by byte).
 #[inline(always)]
-fn special(b: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let found = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
-        if found != 0 {
+fn special_at(b: &[u8], i: usize) -> usize {
+    let Some(mut rest) = b.get(i..) else {
+        return b.len();
+    };
+    while let Some((chunk, tail)) = rest.split_first_chunk::<16>() {
+        let (lo, hi) = chunk.split_at(8);
+        let lo = special_bytes(u64::from_le_bytes(lo.try_into().unwrap_or_default()));
+        let hi = special_bytes(u64::from_le_bytes(hi.try_into().unwrap_or_default()));
+        if lo | hi != 0 {
             // The lowest flagged byte is a true one (a false flag only ever sits above a true
             // one, where a borrow ran into it).
-            return Some(i + (found.trailing_zeros() / 8) as usize);
+            let at = b.len() - rest.len();
+            return match lo {
+                0 => at + 8 + (hi.trailing_zeros() / 8) as usize,
+                _ => at + (lo.trailing_zeros() / 8) as usize,
+            };
         }
-        i += 8;
+        rest = tail;
     }
+    special_tail(b, b.len() - rest.len())
+}
+
+/// [`special_at`] over the last bytes of `b`, from `i`.
+#[cold]
+#[inline(never)]
+fn special_tail(b: &[u8], i: usize) -> usize {
     b[i..]
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|n| i + n)
+        .map_or(b.len(), |n| i + n)
 }
 
 /// The high bit of each byte of `w` below 0x20 or equal to '"' or '\\' (above a flagged byte a
@@ -789,7 +864,23 @@ fn decode_condition(raw: &RawText) -> Condition {
 
 #[cfg(test)]
 mod tests {
-    use super::special;
+    use super::{same_bytes, special_at};
+
+    #[test]
+    fn keys_compare_as_bytes() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_bytes(&a, &a.clone()));
+            if n > 0 {
+                assert!(!same_bytes(&a, &a[..n - 1]));
+            }
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same_bytes(&a, &b), "{n} {at}");
+            }
+        }
+    }
 
     #[test]
     fn the_scan_finds_the_first_special_byte() {
@@ -799,13 +890,19 @@ mod tests {
             for filler in [
                 b'a', b' ', 0x21, 0x23, 0x5b, 0x5d, 0x5e, 0x7f, 0x80, 0x82, 0xa0, 0xff, 0xa2, 0xdc,
             ] {
-                for len in 0..20 {
+                // Both words of a step, the next step and the byte-by-byte tail, from two
+                // starts.
+                for len in 0..40 {
                     for at in 0..=len {
                         let mut b = vec![filler; len];
                         if at < len {
                             b[at] = special_byte;
                         }
-                        assert_eq!(special(&b), naive(&b), "{b:?}");
+                        for start in [0, 3] {
+                            let expected = naive(b.get(start..).unwrap_or_default())
+                                .map_or(len, |n| start + n);
+                            assert_eq!(special_at(&b, start), expected, "{b:?}");
+                        }
                     }
                 }
             }
