@@ -105,6 +105,7 @@ impl<'a> Scan<'a> {
     }
 
     /// An object key and its colon; a key with escapes is left to the complete decoder.
+    #[inline(always)]
     fn key(&mut self) -> Option<&'a [u8]> {
         let b = self.b;
         let (b'"', at) = token(b, self.i)? else {
@@ -164,6 +165,7 @@ impl<'a> Scan<'a> {
 
     /// Skips one value, validating it: a string (what most skipped members hold) here, anything
     /// else through [`skip_end`].
+    #[inline(always)]
     fn skip(&mut self) -> Option<()> {
         self.i = match self.peek()? {
             b'"' => string_close(self.b, self.i + 1)? + 1,
@@ -242,6 +244,7 @@ impl<'a> Scan<'a> {
     }
 
     /// A text field's value: a string (its range, nothing decoded yet) or null (absent).
+    #[inline(always)]
     fn text(&mut self) -> Option<Option<Str>> {
         if self.null()? {
             return Some(None);
