@@ -31,6 +31,21 @@ pub const UUID_HEADER: &str = "_watermill_message_uuid";
 /// turns readiness 503 within ~20 s instead of waiting for a publish to time out.
 pub const DEFAULT_HEARTBEAT_SECS: u16 = 10;
 
+/// The largest AMQP frame asked for when the URL sets none (`?frame_max=N`). lapin keeps a send
+/// and a receive buffer of 32 frames each, zero-filled: at RabbitMQ's default of 128 KiB that is
+/// 8 MiB of resident memory for a connection that publishes ~1 KB events. At 16 KiB it is
+/// 1 MiB; a larger event is sent in several body frames and arrives the same.
+pub const DEFAULT_FRAME_MAX: u32 = 16 * 1024;
+
+/// The URL as lapin connects to it: Go's reading of it ([`parse_url`]) plus the heartbeat and
+/// frame size asked for when the URL names none.
+fn connection_uri(url: &str) -> Result<AMQPUri, String> {
+    let mut uri = parse_url(url)?;
+    uri.query.heartbeat.get_or_insert(DEFAULT_HEARTBEAT_SECS);
+    uri.query.frame_max.get_or_insert(DEFAULT_FRAME_MAX);
+    Ok(uri)
+}
+
 /// Bounds and backoff of a [`RabbitPublisher`].
 #[derive(Clone, Debug)]
 pub struct RabbitOptions {
@@ -97,11 +112,10 @@ impl RabbitPublisher {
         opts: RabbitOptions,
     ) -> Result<RabbitPublisher, BrokerError> {
         let url_masked = mask_url(&cfg.url);
-        let mut uri = parse_url(&cfg.url).map_err(|reason| BrokerError::Connect {
+        let uri = connection_uri(&cfg.url).map_err(|reason| BrokerError::Connect {
             url: url_masked.clone(),
             reason,
         })?;
-        uri.query.heartbeat.get_or_insert(DEFAULT_HEARTBEAT_SECS);
         let name = if cfg.exchange.is_empty() {
             topic
         } else {
@@ -506,4 +520,21 @@ fn properties(event: &Event) -> BasicProperties {
     BasicProperties::default()
         .with_delivery_mode(2)
         .with_headers(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heartbeat_and_frame_size_default_unless_the_url_sets_them() {
+        let uri = connection_uri("amqp://guest:guest@localhost:5672/").unwrap_or_default();
+        assert_eq!(uri.query.heartbeat, Some(DEFAULT_HEARTBEAT_SECS));
+        assert_eq!(uri.query.frame_max, Some(DEFAULT_FRAME_MAX));
+        let uri =
+            connection_uri("amqp://localhost/?heartbeat=30&frame_max=131072").unwrap_or_default();
+        assert_eq!(uri.query.heartbeat, Some(30));
+        assert_eq!(uri.query.frame_max, Some(131_072));
+        assert!(connection_uri("http://localhost/").is_err());
+    }
 }
