@@ -616,6 +616,12 @@ mod tests {
                 {"type":"A","status":"True"}]}}"#,
             r#"{"id":"de","status":{"conditions":[{"type":"Other"},{"type":"Other" , "x" : { } },{}]}}"#,
             r#"{"id":"sk","spec":{"a":[{},[],{"b":[]}],"c":"x\u00e9\"y","d":[[[[0]]]],"e":""}}"#,
+            // Surrogate escapes, lone (which serde refuses in a string it decodes) and paired,
+            // in skipped values and conditions (found by the page fuzz target).
+            r#"{"id":"ls","status":{"conditions":[{"type":"Other","message":"m \udddd"}]}}"#,
+            r#"{"id":"ls2","spec":{"m":"\ud800"},"labels":{"k":"\udc00x"}}"#,
+            r#"{"id":"ls3","status":{"conditions":[{"type":"Reconciled","status":"True","message":"\ud83d\ude00"}]}}"#,
+            r#"{"id":"ls4","name":"\ud83d\ude00","spec":{"m":"\uD83D\uDE00 \uDBFF\uDFFF"}}"#,
         ]);
         // Nesting up to the skipper's depth (past it the whole page is left to serde).
         let nested = |n: usize| {

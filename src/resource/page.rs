@@ -128,7 +128,7 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<Str> {
         self.eat(b'"')?;
         let start = self.i;
-        let (end, escaped) = string_end(self.b, start)?;
+        let (end, escaped) = string_end::<false>(self.b, start)?;
         self.i = end + 1;
         Some(Str {
             start,
@@ -168,8 +168,8 @@ impl<'a> Scan<'a> {
     #[inline(always)]
     fn skip(&mut self) -> Option<()> {
         self.i = match self.peek()? {
-            b'"' => string_close(self.b, self.i + 1)? + 1,
-            _ => skip_end(self.b, self.i, Skip::Value)?,
+            b'"' => string_close::<false>(self.b, self.i + 1)? + 1,
+            _ => skip_end::<false>(self.b, self.i, Skip::Value)?,
         };
         Some(())
     }
@@ -222,8 +222,9 @@ impl<'a> Scan<'a> {
             let resource = match fast {
                 Some(r) if self.i - start <= MAX_RESOURCE_BYTES => r,
                 _ => {
-                    self.i = start;
-                    self.skip()?;
+                    // Only to find its end: as serde skips, a surrogate escape is no error
+                    // here (the complete decoder says what it makes of it).
+                    self.i = skip_end::<true>(self.b, start, Skip::Value)?;
                     Resource::from_page(page, start..self.i)
                 }
             };
@@ -434,7 +435,7 @@ impl<'a> Scan<'a> {
                     if !p.has_condition(&opt_str(page, text)?) {
                         // Not read: the rest is only skipped (a second `type` would change
                         // which type this is: the complete decoder picks).
-                        s.i = skip_end(s.b, s.i, Skip::RestOfCondition)?;
+                        s.i = skip_end::<false>(s.b, s.i, Skip::RestOfCondition)?;
                         dropped = true;
                         return Some(false);
                     }
@@ -554,8 +555,9 @@ enum Skip {
 /// complete decoder decides). Everything stays in locals and each byte between tokens is looked
 /// at once ([`token`]); what is rare (blanks, escapes, numbers, literals) is out of line, so
 /// the registers stay with strings and structure: this is the loop most of a page goes through.
+/// `SURROGATES`: whether a `\u` surrogate escape is accepted ([`escape_end`]).
 #[inline(never)]
-fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
+fn skip_end<const SURROGATES: bool>(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
     // `watch`: the depth whose keys may not be `type` (none for a value: no depth reaches it).
     let (mut open, mut depth, watch, mut at_value): (u64, u32, u32, bool) = match from {
         Skip::Value => (0, 0, u32::MAX, true),
@@ -565,7 +567,7 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
         if at_value {
             let (c, at) = token(b, i)?;
             if c == b'"' {
-                i = string_close(b, at + 1)? + 1;
+                i = string_close::<SURROGATES>(b, at + 1)? + 1;
             } else if c == b'{' || c == b'[' {
                 let (next, at) = token(b, at + 1)?;
                 // `{` + 2 is `}`, `[` + 2 is `]`.
@@ -579,7 +581,7 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
                     let object = c == b'{';
                     open = open << 1 | u64::from(object);
                     i = match object {
-                        true => key_end(b, next, at, depth == watch)?,
+                        true => key_end::<SURROGATES>(b, next, at, depth == watch)?,
                         false => at,
                     };
                     continue;
@@ -600,10 +602,10 @@ fn skip_end(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
             if c == b',' {
                 if object {
                     let (c, at) = token(b, i)?;
-                    i = key_end(b, c, at, depth == watch)?;
+                    i = key_end::<SURROGATES>(b, c, at, depth == watch)?;
                     // The usual member, a string, stays in this loop.
                     if b.get(i) == Some(&b'"') {
-                        i = string_close(b, i + 1)? + 1;
+                        i = string_close::<SURROGATES>(b, i + 1)? + 1;
                         continue;
                     }
                 }
@@ -634,14 +636,14 @@ fn token(b: &[u8], i: usize) -> Option<(u8, usize)> {
 /// After a skipped object's key (`c`, at `at`: its quote) and its colon; `watched`: a key
 /// `type` (or any key with an escape, which may spell it) fails.
 #[inline(always)]
-fn key_end(b: &[u8], c: u8, at: usize, watched: bool) -> Option<usize> {
+fn key_end<const SURROGATES: bool>(b: &[u8], c: u8, at: usize, watched: bool) -> Option<usize> {
     if c != b'"' {
         return None;
     }
     let end = special_at(b, at + 1);
     let end = match *b.get(end)? {
         b'"' if !watched || b.get(at + 1..end)? != b"type" => end,
-        _ if !watched => escaped_string_end(b, end)?.0,
+        _ if !watched => escaped_string_end::<SURROGATES>(b, end)?.0,
         _ => return None,
     };
     match token(b, end + 1)? {
@@ -672,41 +674,47 @@ fn blanks_end(b: &[u8], mut i: usize) -> usize {
 
 /// The closing quote of the string whose content starts at `i`, and whether it has escapes.
 #[inline(always)]
-fn string_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
+fn string_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let end = special_at(b, i);
     match *b.get(end)? {
         b'"' => Some((end, false)),
-        _ => escaped_string_end(b, end),
+        _ => escaped_string_end::<SURROGATES>(b, end),
     }
 }
 
 /// [`string_end`] without whether it has escapes.
 #[inline(always)]
-fn string_close(b: &[u8], i: usize) -> Option<usize> {
-    string_end(b, i).map(|(end, _)| end)
+fn string_close<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
+    string_end::<SURROGATES>(b, i).map(|(end, _)| end)
 }
 
 /// [`string_end`] from `at`, a backslash or a control byte.
 #[cold]
 #[inline(never)]
-fn escaped_string_end(b: &[u8], mut at: usize) -> Option<(usize, bool)> {
+fn escaped_string_end<const SURROGATES: bool>(b: &[u8], mut at: usize) -> Option<(usize, bool)> {
     loop {
         match *b.get(at)? {
             b'"' => return Some((at, true)),
-            b'\\' => at = escape_end(b, at + 1)?,
+            b'\\' => at = escape_end::<SURROGATES>(b, at + 1)?,
             _ => return None,
         }
         at = special_at(b, at);
     }
 }
 
-/// After the escape sequence whose backslash is before `i`.
-fn escape_end(b: &[u8], i: usize) -> Option<usize> {
+/// After the escape sequence whose backslash is before `i`. A surrogate (`\uD800`–`\uDFFF`,
+/// paired or not) is accepted only with `SURROGATES`, as serde accepts it in what it skips: in a
+/// string it decodes serde refuses a lone one, so a projected item holding one anywhere goes to
+/// the complete decoder, which says what the item is.
+fn escape_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 1),
         b'u' => {
-            let hex = b.get(i + 1..i + 5)?;
-            hex.iter().all(u8::is_ascii_hexdigit).then_some(i + 5)
+            let hex = std::str::from_utf8(b.get(i + 1..i + 5)?).ok()?;
+            let code = u16::from_str_radix(hex, 16).ok()?;
+            let surrogate = (0xD800..=0xDFFF).contains(&code);
+            (hex.bytes().all(|c| c.is_ascii_hexdigit()) && (SURROGATES || !surrogate))
+                .then_some(i + 5)
         }
         _ => None,
     }

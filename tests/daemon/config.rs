@@ -1284,3 +1284,52 @@ fn base_url_passwords_are_masked() {
         assert!(!text.contains("s3cret"), "{text}");
     }
 }
+
+/// tests/data/regressions/page: as the `page` fuzz target checks, the page decodes completely and
+/// under the default rules' projection alike (accepted or refused by both) and every resource is
+/// decided alike.
+#[test]
+fn page_regressions_decode_alike_complete_and_projected() {
+    use sentinel::daemon::api::{decode_page, decode_page_with};
+    let rules = sentinel::rules::Rules::defaults().expect("the default rules compile");
+    let now = sentinel::cel::time::parse_timestamp(REGRESSION_NOW).expect("a valid time");
+    let mut scratch = sentinel::decision::Scratch::default();
+    let files = regression_files("page", "json");
+    assert!(!files.is_empty(), "no page regressions found");
+    for file in files {
+        let body = std::fs::read(&file).expect("readable");
+        let (complete, projected) = match (
+            decode_page(&body),
+            decode_page_with(&body, &rules.projection),
+        ) {
+            (Ok(c), Ok(p)) => (c, p),
+            (Err(c), Err(p)) => {
+                assert_eq!(c.to_string(), p.to_string(), "{}", file.display());
+                continue;
+            }
+            (c, p) => panic!(
+                "{}: one decoder refused: {:?} / {:?}",
+                file.display(),
+                c.err(),
+                p.err()
+            ),
+        };
+        assert_eq!(
+            complete.items.len(),
+            projected.items.len(),
+            "{}",
+            file.display()
+        );
+        for (c, p) in complete.items.into_iter().zip(projected.items) {
+            let mut decide = |r| {
+                format!(
+                    "{:?}",
+                    rules
+                        .decision
+                        .evaluate(&std::sync::Arc::new(r), now, &mut scratch)
+                )
+            };
+            assert_eq!(decide(c), decide(p), "{}", file.display());
+        }
+    }
+}
