@@ -140,7 +140,7 @@ impl<'a> Scan<'a> {
     /// A number, validated as JSON; its text.
     fn number(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
-        self.i = number_end(self.b, start)?;
+        self.i = number_end::<false>(self.b, start)?;
         Some(&self.b[start..self.i])
     }
 
@@ -587,7 +587,7 @@ fn skip_end<const SURROGATES: bool>(b: &[u8], mut i: usize, from: Skip) -> Optio
                     continue;
                 }
             } else {
-                i = scalar_end(b, at)?;
+                i = scalar_end::<SURROGATES>(b, at)?;
             }
         }
         at_value = true;
@@ -722,18 +722,21 @@ fn escape_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
 
 /// After the number or literal at `i`, validated as JSON (out of line: a page has few).
 #[inline(never)]
-fn scalar_end(b: &[u8], i: usize) -> Option<usize> {
+fn scalar_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b't' => literal_end(b, i, b"true"),
         b'f' => literal_end(b, i, b"false"),
         b'n' => literal_end(b, i, b"null"),
-        _ => number_end(b, i),
+        _ => number_end::<SURROGATES>(b, i),
     }
 }
 
-/// After the number at `i`, validated as JSON.
+/// After the number at `i`, validated as JSON. Without `LENIENT` (what serde accepts in a value
+/// it skips), a number serde may find out of range when it decodes it (an exponent, or more
+/// than 300 characters) fails, so that the complete decoder says what it is.
 #[inline]
-fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+fn number_end<const LENIENT: bool>(b: &[u8], mut i: usize) -> Option<usize> {
+    let start = i;
     let digits = |mut i: usize| {
         while b.get(i).is_some_and(u8::is_ascii_digit) {
             i += 1;
@@ -757,7 +760,13 @@ fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
     if b.get(i) == Some(&b'.') {
         i = digit(i + 1)?;
     }
+    if !LENIENT && i - start > 300 {
+        return None;
+    }
     if let Some(b'e' | b'E') = b.get(i) {
+        if !LENIENT {
+            return None;
+        }
         i += 1;
         if let Some(b'+' | b'-') = b.get(i) {
             i += 1;
