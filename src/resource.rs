@@ -621,7 +621,7 @@ mod tests {
             r#"{"id":"ls","status":{"conditions":[{"type":"Other","message":"m \udddd"}]}}"#,
             r#"{"id":"ls2","spec":{"m":"\ud800"},"labels":{"k":"\udc00x"}}"#,
             r#"{"id":"ls3","status":{"conditions":[{"type":"Reconciled","status":"True","message":"\ud83d\ude00"}]}}"#,
-            r#"{"id":"ls4","name":"\ud83d\ude00","spec":{"m":"\uD83D\uDE00 \uDBFF\uDFFF"}}"#,
+            r#"{"id":"ls4","name":"\ud83d\ude00","spec":{"m":"\uD83D\uDE00 \uDBFF\uDFFF \ud7ff\ue000"}}"#,
             // Numbers serde finds out of range when it decodes them, not when it skips them.
             r#"{"id":"nr","spec":{"max":120E8888825674,"min":1e-400,"e":1.5e3}}"#,
             r#"{"id":"nr2","status":{"conditions":[{"type":"Other","observed_generation":2E999}]}}"#,

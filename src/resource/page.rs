@@ -555,9 +555,11 @@ enum Skip {
 /// complete decoder decides). Everything stays in locals and each byte between tokens is looked
 /// at once ([`token`]); what is rare (blanks, escapes, numbers, literals) is out of line, so
 /// the registers stay with strings and structure: this is the loop most of a page goes through.
-/// `SURROGATES`: whether a `\u` surrogate escape is accepted ([`escape_end`]).
+/// `LENIENT`: accept what serde accepts in a value it skips but may refuse in one it decodes
+/// (a `\u` surrogate escape, [`escape_end`]; a number out of range, [`number_end`]); the item-end
+/// fallback of [`Scan::items`] is lenient, a projected item is not.
 #[inline(never)]
-fn skip_end<const SURROGATES: bool>(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
+fn skip_end<const LENIENT: bool>(b: &[u8], mut i: usize, from: Skip) -> Option<usize> {
     // `watch`: the depth whose keys may not be `type` (none for a value: no depth reaches it).
     let (mut open, mut depth, watch, mut at_value): (u64, u32, u32, bool) = match from {
         Skip::Value => (0, 0, u32::MAX, true),
@@ -567,7 +569,7 @@ fn skip_end<const SURROGATES: bool>(b: &[u8], mut i: usize, from: Skip) -> Optio
         if at_value {
             let (c, at) = token(b, i)?;
             if c == b'"' {
-                i = string_close::<SURROGATES>(b, at + 1)? + 1;
+                i = string_close::<LENIENT>(b, at + 1)? + 1;
             } else if c == b'{' || c == b'[' {
                 let (next, at) = token(b, at + 1)?;
                 // `{` + 2 is `}`, `[` + 2 is `]`.
@@ -581,13 +583,13 @@ fn skip_end<const SURROGATES: bool>(b: &[u8], mut i: usize, from: Skip) -> Optio
                     let object = c == b'{';
                     open = open << 1 | u64::from(object);
                     i = match object {
-                        true => key_end::<SURROGATES>(b, next, at, depth == watch)?,
+                        true => key_end::<LENIENT>(b, next, at, depth == watch)?,
                         false => at,
                     };
                     continue;
                 }
             } else {
-                i = scalar_end::<SURROGATES>(b, at)?;
+                i = scalar_end::<LENIENT>(b, at)?;
             }
         }
         at_value = true;
@@ -602,10 +604,10 @@ fn skip_end<const SURROGATES: bool>(b: &[u8], mut i: usize, from: Skip) -> Optio
             if c == b',' {
                 if object {
                     let (c, at) = token(b, i)?;
-                    i = key_end::<SURROGATES>(b, c, at, depth == watch)?;
+                    i = key_end::<LENIENT>(b, c, at, depth == watch)?;
                     // The usual member, a string, stays in this loop.
                     if b.get(i) == Some(&b'"') {
-                        i = string_close::<SURROGATES>(b, i + 1)? + 1;
+                        i = string_close::<LENIENT>(b, i + 1)? + 1;
                         continue;
                     }
                 }
@@ -636,14 +638,14 @@ fn token(b: &[u8], i: usize) -> Option<(u8, usize)> {
 /// After a skipped object's key (`c`, at `at`: its quote) and its colon; `watched`: a key
 /// `type` (or any key with an escape, which may spell it) fails.
 #[inline(always)]
-fn key_end<const SURROGATES: bool>(b: &[u8], c: u8, at: usize, watched: bool) -> Option<usize> {
+fn key_end<const LENIENT: bool>(b: &[u8], c: u8, at: usize, watched: bool) -> Option<usize> {
     if c != b'"' {
         return None;
     }
     let end = special_at(b, at + 1);
     let end = match *b.get(end)? {
         b'"' if !watched || b.get(at + 1..end)? != b"type" => end,
-        _ if !watched => escaped_string_end::<SURROGATES>(b, end)?.0,
+        _ if !watched => escaped_string_end::<LENIENT>(b, end)?.0,
         _ => return None,
     };
     match token(b, end + 1)? {
@@ -674,28 +676,28 @@ fn blanks_end(b: &[u8], mut i: usize) -> usize {
 
 /// The closing quote of the string whose content starts at `i`, and whether it has escapes.
 #[inline(always)]
-fn string_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<(usize, bool)> {
+fn string_end<const LENIENT: bool>(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let end = special_at(b, i);
     match *b.get(end)? {
         b'"' => Some((end, false)),
-        _ => escaped_string_end::<SURROGATES>(b, end),
+        _ => escaped_string_end::<LENIENT>(b, end),
     }
 }
 
 /// [`string_end`] without whether it has escapes.
 #[inline(always)]
-fn string_close<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
-    string_end::<SURROGATES>(b, i).map(|(end, _)| end)
+fn string_close<const LENIENT: bool>(b: &[u8], i: usize) -> Option<usize> {
+    string_end::<LENIENT>(b, i).map(|(end, _)| end)
 }
 
 /// [`string_end`] from `at`, a backslash or a control byte.
 #[cold]
 #[inline(never)]
-fn escaped_string_end<const SURROGATES: bool>(b: &[u8], mut at: usize) -> Option<(usize, bool)> {
+fn escaped_string_end<const LENIENT: bool>(b: &[u8], mut at: usize) -> Option<(usize, bool)> {
     loop {
         match *b.get(at)? {
             b'"' => return Some((at, true)),
-            b'\\' => at = escape_end::<SURROGATES>(b, at + 1)?,
+            b'\\' => at = escape_end::<LENIENT>(b, at + 1)?,
             _ => return None,
         }
         at = special_at(b, at);
@@ -703,18 +705,20 @@ fn escaped_string_end<const SURROGATES: bool>(b: &[u8], mut at: usize) -> Option
 }
 
 /// After the escape sequence whose backslash is before `i`. A surrogate (`\uD800`–`\uDFFF`,
-/// paired or not) is accepted only with `SURROGATES`, as serde accepts it in what it skips: in a
+/// paired or not) is accepted only when `LENIENT`, as serde accepts it in what it skips: in a
 /// string it decodes serde refuses a lone one, so a projected item holding one anywhere goes to
 /// the complete decoder, which says what the item is.
-fn escape_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
+fn escape_end<const LENIENT: bool>(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 1),
         b'u' => {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 5)?).ok()?;
-            let code = u16::from_str_radix(hex, 16).ok()?;
-            let surrogate = (0xD800..=0xDFFF).contains(&code);
-            (hex.bytes().all(|c| c.is_ascii_hexdigit()) && (SURROGATES || !surrogate))
-                .then_some(i + 5)
+            let hex = b.get(i + 1..i + 5)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            // `D800`–`DFFF`: a `d` (either case), then a hex digit past `7`.
+            let surrogate = hex[0].eq_ignore_ascii_case(&b'd') && !matches!(hex[1], b'0'..=b'7');
+            (LENIENT || !surrogate).then_some(i + 5)
         }
         _ => None,
     }
@@ -722,16 +726,16 @@ fn escape_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
 
 /// After the number or literal at `i`, validated as JSON (out of line: a page has few).
 #[inline(never)]
-fn scalar_end<const SURROGATES: bool>(b: &[u8], i: usize) -> Option<usize> {
+fn scalar_end<const LENIENT: bool>(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b't' => literal_end(b, i, b"true"),
         b'f' => literal_end(b, i, b"false"),
         b'n' => literal_end(b, i, b"null"),
-        _ => number_end::<SURROGATES>(b, i),
+        _ => number_end::<LENIENT>(b, i),
     }
 }
 
-/// After the number at `i`, validated as JSON. Without `LENIENT` (what serde accepts in a value
+/// After the number at `i`, validated as JSON. Unless `LENIENT` (what serde accepts in a value
 /// it skips), a number serde may find out of range when it decodes it (an exponent, or more
 /// than 300 characters) fails, so that the complete decoder says what it is.
 #[inline]
