@@ -14,7 +14,7 @@ pub use crate::cel::host::{
     CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Page, Projection, RESOURCE_FIELDS,
     RawText, Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
 };
-use crate::cel::host::{EMPTY, EMPTY_MAP, EMPTY_PAGE};
+use crate::cel::host::{EMPTY_MAP, EMPTY_PAGE};
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in};
 use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
@@ -104,7 +104,7 @@ impl Resource {
             return Resource::decode(&json, raw);
         };
         Resource {
-            id: Ok(w.id.as_deref().map_or_else(|| EMPTY.clone(), Arc::from)),
+            id: wire_str(page, &w.id),
             kind: wire_str(page, &w.kind),
             name: wire_str(page, &w.name),
             href: wire_str(page, &w.href),
@@ -143,7 +143,7 @@ impl Resource {
             ),
         );
         let id = match serde_json::from_str::<IdOnly<'_>>(text) {
-            Ok(IdOnly { id: Some(id) }) => Ok(Arc::from(id.as_ref())),
+            Ok(IdOnly { id: Some(id) }) => Ok(Text::owned(&id)),
             _ => Err(err.clone()),
         };
         let mut resource = Resource::decode(&Json::Null, RawText::owned("null"));
@@ -187,7 +187,7 @@ impl Resource {
         };
         let field = |name: &str| obj.get(name).filter(|v| !v.is_null());
         Resource {
-            id: string_field("id", field("id")).map(|t| t.borrow().to_arc()),
+            id: string_field("id", field("id")),
             kind: string_field("kind", field("kind")),
             name: string_field("name", field("name")),
             href: string_field("href", field("href")),

@@ -428,16 +428,22 @@ impl<'a> TextRef<'a> {
     /// The text as a shared string: the whole `Arc<str>` it is (no allocation), a shared
     /// constant for the usual status words, else a copy.
     pub fn to_arc(&self) -> Arc<str> {
+        self.shared().unwrap_or_else(|| Arc::from(self.text))
+    }
+
+    /// The text as a shared string when that needs no copy: the whole `Arc<str>` it is, or a
+    /// shared constant for the usual status words; `None` when [`TextRef::to_arc`] would copy.
+    pub fn shared(&self) -> Option<Arc<str>> {
         if let Some(whole) = self.whole {
-            return whole.clone();
+            return Some(whole.clone());
         }
-        match self.text {
+        Some(match self.text {
             "True" => WORDS[0].clone(),
             "False" => WORDS[1].clone(),
             "Unknown" => WORDS[2].clone(),
             "" => EMPTY.clone(),
-            s => Arc::from(s),
-        }
+            _ => return None,
+        })
     }
 
     /// The text as a CEL string.
@@ -696,7 +702,7 @@ impl Condition {
 #[derive(Clone)]
 pub struct Resource {
     /// `id`.
-    pub id: Field<Arc<str>>,
+    pub id: Field<Text>,
     /// `kind`.
     pub kind: Field<Text>,
     /// `name`.
@@ -755,7 +761,7 @@ impl Resource {
         use ResourceField as F;
         let r = self.holding(f);
         let text = match f {
-            F::Id => return Some(r.id.as_ref().map(TextRef::whole)),
+            F::Id => &r.id,
             F::Kind => &r.kind,
             F::Name => &r.name,
             F::Href => &r.href,
@@ -1073,7 +1079,7 @@ mod tests {
             })
         };
         let r = Resource {
-            id: Ok(Arc::from("id")),
+            id: Ok(Text::owned("id")),
             kind: own(ResourceField::Kind),
             name: own(ResourceField::Name),
             href: own(ResourceField::Href),

@@ -181,7 +181,11 @@ impl Visit for Fields {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.set(field.name(), format!("{value:?}"), None);
+        // Sized for a usual message at once: `format!` would grow it from nothing, a
+        // reallocation per doubling, on every line.
+        let mut text = String::with_capacity(128);
+        let _ = write!(text, "{value:?}");
+        self.set(field.name(), text, None);
     }
 }
 

@@ -232,8 +232,8 @@ impl Daemon {
             for resource in page.items {
                 report.total += 1;
                 let resource = Arc::new(resource);
-                let id = resource.id.clone().unwrap_or_default();
-                let eval = traced.and_then(|t| t.evaluate(&self.resource_type, &id));
+                let id = resource.id.as_deref().unwrap_or("");
+                let eval = traced.and_then(|t| t.evaluate(&self.resource_type, id));
                 // The evaluate span is current for this resource's log lines (no await inside).
                 let _current = eval.clone().map(Context::attach);
                 if id.is_empty() {
@@ -271,7 +271,7 @@ impl Daemon {
                     spans.push((eval, publish));
                 }
                 events.push(event);
-                ids.push(id);
+                ids.push(Arc::from(id));
             }
             if !self
                 .publish_or_stop(&events, &ids, &spans, &mut report, shutdown)

@@ -11,8 +11,8 @@
 
 use super::{Condition, Page, Projection, RawText, Resource, Text, Time, canonical_time};
 use crate::cel::host::{
-    CONDITION_SCHEMA, ConditionField, EMPTY, EMPTY_MAP, EMPTY_PAGE, FieldDef, MAX_RESOURCE_BYTES,
-    Partial, RESOURCE_SCHEMA, ResourceField,
+    CONDITION_SCHEMA, ConditionField, EMPTY_MAP, EMPTY_PAGE, FieldDef, MAX_RESOURCE_BYTES, Partial,
+    RESOURCE_SCHEMA, ResourceField,
 };
 use crate::cel::value::{Map, Value};
 use serde_json::Value as Json;
@@ -313,10 +313,7 @@ impl<'a> Scan<'a> {
         })?;
         let raw = RawText::range(page, start, self.i)?;
         let [id, kind, name, href, created_time, updated_time] = texts;
-        let id = match id {
-            None => EMPTY.clone(),
-            Some(id) => text_of(page, id)?.borrow().to_arc(),
-        };
+        let id = opt_text(page, id)?;
         let partial = (!p.is_all()).then(|| {
             (
                 p.clone(),

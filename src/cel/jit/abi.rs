@@ -18,7 +18,7 @@ use crate::cel::typed::{Builtin, TExpr};
 use crate::cel::types::Type;
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, ListBuilder, Value};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// How native code holds a value of a static type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,27 +73,38 @@ impl Class {
     }
 }
 
-/// A value behind a pointer. For strings, `str_ptr`/`str_len` are the bytes of `value` so that
+/// A value behind a pointer. For strings, `str_ptr`/`str_len` are the string's bytes so that
 /// native code compares strings with plain loads; for every other value they are null/0.
+///
+/// A string field of a prepared row is boxed by [`Boxed::text`]: its bytes are the field's own
+/// (in the page), and the [`Value`] helpers read is made from them on first use only — most
+/// rules compare such a field, or test its length, with plain loads and never need one.
 #[repr(C)]
 pub struct Boxed {
-    /// The string's bytes (null unless `value` is a string).
-    pub str_ptr: *const u8,
+    /// The string's bytes (null unless the value is a string).
+    pub(crate) str_ptr: *const u8,
     /// The string's length in bytes.
-    pub str_len: usize,
-    /// The value itself.
-    pub value: Value,
+    pub(crate) str_len: usize,
+    /// The value itself, or the cell it is made in from the bytes.
+    held: Held,
 }
 
-// SAFETY: `str_ptr` points into the `Arc<str>` owned by `value` itself (or is null); the pointer
-// is never written through, so sharing a `Boxed` is as safe as sharing its `Value`.
+enum Held {
+    Value(Value),
+    Text(OnceLock<Value>),
+}
+
+// SAFETY: `str_ptr` points into the `Arc<str>` owned by the value itself, or (for
+// [`Boxed::text`]) into bytes its creator keeps alive and unchanged for the box's life, or is
+// null; it is never written through, so sharing a `Boxed` is as safe as sharing its `Value`
+// (the lazy cell is a `OnceLock`).
 unsafe impl Send for Boxed {}
 // SAFETY: as above.
 unsafe impl Sync for Boxed {}
 
 impl std::fmt::Debug for Boxed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.value.fmt(f)
+        self.value().fmt(f)
     }
 }
 
@@ -107,7 +118,37 @@ impl Boxed {
         Boxed {
             str_ptr,
             str_len,
-            value,
+            held: Held::Value(value),
+        }
+    }
+
+    /// Boxes the string `s` without copying it: its value is made from the bytes the first
+    /// time a helper reads it.
+    ///
+    /// # Safety
+    /// The bytes of `s` stay alive and unchanged for as long as the box does.
+    pub(crate) unsafe fn text(s: &str) -> Boxed {
+        Boxed {
+            str_ptr: s.as_ptr(),
+            str_len: s.len(),
+            held: Held::Text(OnceLock::new()),
+        }
+    }
+
+    /// The boxed value.
+    pub fn value(&self) -> &Value {
+        match &self.held {
+            Held::Value(v) => v,
+            Held::Text(cell) => cell.get_or_init(|| {
+                // SAFETY: `Boxed::text`'s contract: the bytes of a `&str`, still alive.
+                let s = unsafe {
+                    std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                        self.str_ptr,
+                        self.str_len,
+                    ))
+                };
+                Value::String(Arc::from(s))
+            }),
         }
     }
 }
@@ -115,7 +156,7 @@ impl Boxed {
 static NULL_BOX: Boxed = Boxed {
     str_ptr: std::ptr::null(),
     str_len: 0,
-    value: Value::Null,
+    held: Held::Value(Value::Null),
 };
 
 /// The one argument of compiled code: inputs, outputs, and the Rust-side environment the
@@ -296,7 +337,7 @@ unsafe fn value_of(class: Class, lo: u64, hi: u64) -> EvalResult {
         Class::Timestamp => Value::Timestamp(Timestamp::from_nanos(join(lo, hi))?),
         Class::Duration => Value::Duration(Duration::from_nanos(join(lo, hi))?),
         // SAFETY: the caller guarantees the pointer.
-        Class::Boxed => unsafe { (*(lo as *const Boxed)).value.clone() },
+        Class::Boxed => unsafe { (*(lo as *const Boxed)).value().clone() },
     })
 }
 
@@ -349,7 +390,7 @@ impl CallEnv<'_> {
     unsafe fn generic(&mut self, op: &Op, args: *const *const Boxed) -> EvalResult {
         let arg = |i: usize| -> Option<&Value> {
             // SAFETY: the caller guarantees `n_args` readable pointers, null or valid.
-            unsafe { (*args.add(i)).as_ref().map(|b| &b.value) }
+            unsafe { (*args.add(i)).as_ref().map(Boxed::value) }
         };
         let first = || arg(0).ok_or_else(|| internal("missing argument"));
         match &op.kind {
@@ -437,7 +478,7 @@ impl CallEnv<'_> {
 /// `args` holds at least `i + 1` pointers, each null or to a live [`Boxed`].
 unsafe fn boxed_arg<'a>(args: *const *const Boxed, i: usize) -> &'a Value {
     // SAFETY: forwarded from the caller.
-    unsafe { (*args.add(i)).as_ref() }.map_or(&NULL_BOX.value, |b| &b.value)
+    unsafe { (*args.add(i)).as_ref() }.map_or(NULL_BOX.value(), Boxed::value)
 }
 
 /// Runs `body` with the call's environment, turning a panic into an error.
@@ -521,7 +562,7 @@ pub(crate) extern "C" fn jit_box(ctx: *mut Ctx, class: u64, lo: u64, hi: u64) ->
 /// the range is neither a list nor a map.
 pub(crate) extern "C" fn jit_range_len(range: *const Boxed) -> i64 {
     // SAFETY: compiled code passes a live boxed value.
-    match unsafe { &(*range).value } {
+    match unsafe { (*range).value() } {
         Value::List(items) => items.len() as i64,
         Value::Map(map) => map.len() as i64,
         _ => -1,
@@ -539,7 +580,7 @@ pub(crate) extern "C" fn jit_range_item(
     // SAFETY: called by compiled code with its own context, a live range and an out slot.
     unsafe {
         with_env(ctx, |env| {
-            let item = match &(*range).value {
+            let item = match (*range).value() {
                 Value::List(items) => items.get(i as usize).cloned(),
                 // Maps are small (labels); a key by position is a short scan.
                 Value::Map(map) => map.iter().nth(i as usize).map(|(k, _)| k.clone()),
@@ -583,7 +624,7 @@ pub(crate) extern "C" fn jit_list_push(
             let Some(list) = env.scratch.lists.get_mut(handle as usize) else {
                 return env.error(internal("unknown list"));
             };
-            match list.push((*item).value.clone()) {
+            match list.push((*item).value().clone()) {
                 Ok(()) => std::ptr::null(),
                 Err(e) => env.error(e),
             }
@@ -612,7 +653,7 @@ pub(crate) extern "C" fn jit_list_finish(ctx: *mut Ctx, handle: u64) -> *const B
 /// What a boxed value is to `&&`, `||` and `?:`: 0 false, 1 true, 2 not a bool.
 pub(crate) extern "C" fn jit_truth(boxed: *const Boxed) -> u8 {
     // SAFETY: compiled code passes a live boxed value.
-    match unsafe { &(*boxed).value } {
+    match unsafe { (*boxed).value() } {
         Value::Bool(false) => 0,
         Value::Bool(true) => 1,
         _ => 2,

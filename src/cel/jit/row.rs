@@ -176,8 +176,12 @@ impl Prepared {
     }
 
     fn boxed(&mut self, v: Value) -> *const Boxed {
+        self.push_box(Boxed::new(v))
+    }
+
+    fn push_box(&mut self, b: Boxed) -> *const Boxed {
         // Capacity was reserved for every boxed slot, so this push never moves earlier boxes.
-        self.boxes.push(Boxed::new(v));
+        self.boxes.push(b);
         self.boxes.as_ptr().wrapping_add(self.boxes.len() - 1)
     }
 
@@ -234,10 +238,17 @@ impl Prepared {
                 let mut prefix = [0u8; 8];
                 let n = s.len().min(8);
                 prefix[..n].copy_from_slice(&s.as_bytes()[..n]);
+                let boxed = match text.shared() {
+                    Some(shared) => self.boxed(Value::String(shared)),
+                    // SAFETY: `s` is in the resource (its page, its own strings or its full
+                    // decoding) or in one of its conditions, which `resource` and `conds` keep
+                    // alive and unchanged until the next fill, which drops the boxes first.
+                    None => self.push_box(unsafe { Boxed::text(s) }),
+                };
                 Slot {
                     w: [s.len() as u64, u64::from_le_bytes(prefix)],
                     err: null_err(),
-                    boxed: self.boxed(text.to_value()),
+                    boxed,
                 }
             }
             Err(e) => Slot {

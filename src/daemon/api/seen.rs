@@ -2,7 +2,14 @@
 //! [`super::Pager`] yields each id at most once however far the offset pages shift.
 //!
 //! Takes ids; gives "seen before?" answers. Invariant: 8 bytes per id remembered, even while
-//! merging, plus a fixed-size batch of the newest ids.
+//! merging, plus a fixed-size batch of the newest ids and, once the sorted run is large, a
+//! fixed-size index into it ([`INDEX_BUCKETS`] offsets, 256 KiB).
+//!
+//! Why the index: a binary search of a run of a million hashes (8 MiB) misses the cache at each
+//! of its last ten or so steps, which made the lookup a fifth of a decide-and-skip cycle's CPU
+//! (`perf record` of README's scale run). The hashes are uniform, so their top 16 bits split the
+//! run into buckets of about equal size; the index holds where each bucket starts, and a lookup
+//! searches only its bucket (~15 hashes, two cache lines, at a million ids).
 //!
 //! A hash collision between two different ids makes the second look seen: it is skipped for
 //! this listing only. Each [`SeenIds`] draws a fresh hash key (std's `RandomState`, keyed per
@@ -18,6 +25,13 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 /// sorted run.
 const BATCH: usize = 1 << 16;
 
+/// How many buckets the index splits the sorted run into (by the hashes' top 16 bits).
+const INDEX_BUCKETS: usize = 1 << 16;
+
+/// The run length from which the index is kept: below it the run is small enough for the
+/// cache, and the index would be larger than the run it indexes.
+const INDEXED_RUN: usize = 2 * INDEX_BUCKETS;
+
 /// The set of ids seen by one listing.
 #[derive(Debug)]
 pub(super) struct SeenIds {
@@ -26,6 +40,9 @@ pub(super) struct SeenIds {
     sorted: Vec<u64>,
     /// Hashes of the newest ids (fewer than [`BATCH`]).
     batch: HashSet<u64, BuildHasherDefault<Prehashed>>,
+    /// Empty, or (for a run of at least [`INDEXED_RUN`]) where in `sorted` each bucket of
+    /// hashes starts, and the run's length last: bucket `b` is `sorted[index[b]..index[b + 1]]`.
+    index: Vec<u32>,
 }
 
 impl SeenIds {
@@ -35,19 +52,49 @@ impl SeenIds {
             keys: RandomState::new(),
             sorted: Vec::new(),
             batch: HashSet::default(),
+            index: Vec::new(),
         }
     }
 
     /// Remembers `id`; true if it was not seen before (or, rarely, collides with one that was).
     pub(super) fn insert(&mut self, id: &str) -> bool {
         let hash = self.keys.hash_one(id);
-        if self.sorted.binary_search(&hash).is_ok() || !self.batch.insert(hash) {
+        if self.in_run(hash) || !self.batch.insert(hash) {
             return false;
         }
         if self.batch.len() >= BATCH {
             self.merge();
         }
         true
+    }
+
+    /// Whether `hash` is in the sorted run: in its bucket when the run is indexed.
+    fn in_run(&self, hash: u64) -> bool {
+        let bucket = (hash >> 48) as usize;
+        let run = match self.index.get(bucket..bucket + 2) {
+            Some(&[start, end]) => self.sorted.get(start as usize..end as usize).unwrap_or(&[]),
+            _ => &self.sorted,
+        };
+        run.binary_search(&hash).is_ok()
+    }
+
+    /// Rebuilds the index of the run (or drops it: a run too short, or too long for `u32`
+    /// offsets, is searched whole).
+    fn reindex(&mut self) {
+        self.index.clear();
+        let n = self.sorted.len();
+        if n < INDEXED_RUN || u32::try_from(n).is_err() {
+            return;
+        }
+        self.index.reserve_exact(INDEX_BUCKETS + 1);
+        let mut at = 0;
+        for bucket in 0..INDEX_BUCKETS as u64 {
+            while at < n && self.sorted[at] >> 48 < bucket {
+                at += 1;
+            }
+            self.index.push(at as u32);
+        }
+        self.index.push(n as u32);
     }
 
     /// How many ids are remembered.
@@ -79,6 +126,7 @@ impl SeenIds {
                 j -= 1;
             }
         }
+        self.reindex();
     }
 }
 
@@ -123,6 +171,47 @@ mod tests {
         assert!(seen.insert("another"));
     }
 
+    /// The indexed lookup answers as a search of the whole run: every hash of the run, and
+    /// its neighbours (absent), found or not alike, in buckets full, empty and at both ends.
+    #[test]
+    fn the_index_finds_what_the_whole_run_holds() {
+        let mut seen = SeenIds::new();
+        // Spread over every bucket, plus a crowd in a few and none in others.
+        let mut hashes: Vec<u64> = (0..INDEXED_RUN as u64 * 2)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+            .collect();
+        hashes.extend((0..5000u64).map(|i| (7 << 48) + i * 2 + 1));
+        hashes.extend([1, 3, u64::MAX, u64::MAX - 2]);
+        hashes.retain(|h| h >> 48 != 9);
+        hashes.sort_unstable();
+        hashes.dedup();
+        seen.sorted = hashes.clone();
+        seen.reindex();
+        assert_eq!(seen.index.len(), INDEX_BUCKETS + 1);
+        for &h in &hashes {
+            assert!(seen.in_run(h), "{h:#x}");
+            for near in [h.wrapping_sub(1), h.wrapping_add(1)] {
+                assert_eq!(
+                    seen.in_run(near),
+                    hashes.binary_search(&near).is_ok(),
+                    "{near:#x}"
+                );
+            }
+        }
+        for probe in [0, 2, 9 << 48, (9 << 48) + 1, (10 << 48) - 1, u64::MAX - 1] {
+            assert_eq!(
+                seen.in_run(probe),
+                hashes.binary_search(&probe).is_ok(),
+                "{probe:#x}"
+            );
+        }
+        // A short run is searched whole, with no index.
+        seen.sorted.truncate(INDEXED_RUN - 1);
+        seen.reindex();
+        assert!(seen.index.is_empty());
+        assert!(seen.in_run(hashes[0]));
+    }
+
     #[test]
     fn merging_in_place_keeps_the_run_sorted_exact_and_tight() {
         // Batches that interleave with the run, precede it and follow it.
@@ -146,6 +235,8 @@ mod tests {
                 all.iter().copied().collect::<Vec<_>>(),
                 "round {round}"
             );
+            assert!(all.iter().all(|&h| seen.in_run(h)), "round {round}");
+            assert_eq!(seen.index.is_empty(), seen.sorted.len() < INDEXED_RUN);
             assert!(
                 seen.sorted.capacity() < seen.sorted.len() + BATCH,
                 "round {round}"
