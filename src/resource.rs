@@ -15,7 +15,7 @@ pub use crate::cel::host::{
     RawText, Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
 };
 use crate::cel::host::{EMPTY_MAP, EMPTY_PAGE};
-use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in};
+use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in, parsed_if_canonical_utc};
 use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -415,6 +415,12 @@ fn wire_time(name: &str, page: &Page, text: &Option<Cow<'_, str>>) -> Field<Time
 /// The text is `text` itself (a range of `src` when it is a slice of it) when it is already
 /// canonical, the usual case; else a copy of the canonical form.
 pub(crate) fn canonical_time(name: &str, text: &str, src: &Page) -> Field<Time> {
+    if let Some(at) = parsed_if_canonical_utc(text) {
+        return Ok(Time {
+            text: Text::within(src, text),
+            at,
+        });
+    }
     let mut buf = [0u8; CANONICAL_MAX];
     let (canonical, at) = canonical_rfc3339_parsed_in(text, &mut buf).map_err(|e| {
         EvalError::new(

@@ -28,7 +28,7 @@ mod zones;
 pub use duration_text::{format_duration, parse_duration};
 pub use rfc3339::{
     CANONICAL_MAX, canonical_rfc3339, canonical_rfc3339_in, canonical_rfc3339_parsed_in,
-    format_timestamp, parse_timestamp,
+    format_timestamp, parse_timestamp, parsed_if_canonical_utc,
 };
 pub use zones::{TimePart, duration_part, timestamp_part};
 

@@ -31,6 +31,24 @@ impl Rfc3339 {
         let secs_of_day = i64::from(self.hour * 3600 + self.minute * 60 + self.second);
         days * SECS_PER_DAY + secs_of_day - i64::from(self.offset)
     }
+
+    /// Whether the fields name a date and time that exist (leap days; no leap second).
+    fn valid(&self) -> bool {
+        (1..=12).contains(&self.month)
+            && self.day >= 1
+            && self.day <= days_in_month(self.year, self.month)
+            && self.hour <= 23
+            && self.minute <= 59
+            && self.second <= 59
+    }
+
+    /// The instant, as [`parse_timestamp`] reads it from the canonical text (`None` outside
+    /// year 1..=9999 UTC). The canonical text keeps nine fraction digits at most, so it carries
+    /// no sub-nanoseconds.
+    fn instant(&self) -> Option<Timestamp> {
+        let nanos = i128::from(self.unix_seconds()) * NANOS_PER_SEC + i128::from(self.nanos);
+        Timestamp::from_nanos(nanos).ok()
+    }
 }
 
 /// A cursor over ASCII text for the small parsers below.
@@ -99,14 +117,7 @@ fn parse_rfc3339(text: &str) -> Option<Rfc3339> {
     let second = c.digits(2, 2)?;
     let (nanos, sub_nanos_fs) = parse_fraction(&mut c);
     let offset = parse_offset(&mut c)?;
-    let valid = c.at_end()
-        && (1..=12).contains(&month)
-        && day >= 1
-        && day <= days_in_month(year, month)
-        && hour <= 23
-        && minute <= 59
-        && second <= 59;
-    valid.then_some(Rfc3339 {
+    let f = Rfc3339 {
         year,
         month,
         day,
@@ -116,7 +127,8 @@ fn parse_rfc3339(text: &str) -> Option<Rfc3339> {
         nanos,
         sub_nanos_fs,
         offset,
-    })
+    };
+    (c.at_end() && f.valid()).then_some(f)
 }
 
 /// An optional `.digits` fraction of a second: the nanoseconds, and the femtoseconds beyond them
@@ -228,10 +240,46 @@ pub fn canonical_rfc3339_parsed_in<'b>(
     buf: &'b mut [u8; CANONICAL_MAX],
 ) -> Result<(&'b str, Option<Timestamp>), EvalError> {
     let f = parse_rfc3339(text).ok_or_else(|| invalid_timestamp(text))?;
-    // The canonical text keeps nine fraction digits at most, so it carries no sub-nanoseconds.
-    let nanos = i128::from(f.unix_seconds()) * NANOS_PER_SEC + i128::from(f.nanos);
-    let at = Timestamp::from_nanos(nanos).ok();
-    Ok((write_canonical(&f, buf), at))
+    Ok((write_canonical(&f, buf), f.instant()))
+}
+
+/// The instant of `text` when it is canonical in the shape the API writes,
+/// `YYYY-MM-DDTHH:MM:SSZ`: `Some(at)` exactly when [`canonical_rfc3339_parsed_in`] returns
+/// `text` itself for a text of that shape, with the same `at`. `None` says nothing about any
+/// other text, which the general parse then reads. The decoder's fast path: it reads the
+/// fields at fixed places and writes no canonical copy to compare.
+pub fn parsed_if_canonical_utc(text: &str) -> Option<Option<Timestamp>> {
+    let b: &[u8; 20] = text.as_bytes().try_into().ok()?;
+    if [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ]
+    .iter()
+    .any(|&(i, c)| b[i] != c)
+    {
+        return None;
+    }
+    let digit = |i: usize| {
+        let d = b[i].wrapping_sub(b'0');
+        (d < 10).then_some(u32::from(d))
+    };
+    let two = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
+    let f = Rfc3339 {
+        year: i64::from(two(0)? * 100 + two(2)?),
+        month: two(5)?,
+        day: two(8)?,
+        hour: two(11)?,
+        minute: two(14)?,
+        second: two(17)?,
+        nanos: 0,
+        sub_nanos_fs: 0,
+        offset: 0,
+    };
+    f.valid().then(|| f.instant())
 }
 
 fn write_canonical<'b>(f: &Rfc3339, buf: &'b mut [u8; CANONICAL_MAX]) -> &'b str {
@@ -326,4 +374,73 @@ pub fn format_timestamp(t: Timestamp) -> String {
         sod % 60,
         fraction_grouped(t.subsec_nanos())
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the general parse says of `text`, in the fast path's terms: `Some(at)` when it
+    /// returns `text` itself as the canonical form.
+    fn general(text: &str) -> Option<Option<Timestamp>> {
+        let mut buf = [0u8; CANONICAL_MAX];
+        match canonical_rfc3339_parsed_in(text, &mut buf) {
+            Ok((canonical, at)) if canonical == text => Some(at),
+            _ => None,
+        }
+    }
+
+    /// The fast path agrees with the general parse on every text of its shape it accepts, and
+    /// accepts every such text the general parse finds canonical: the calendar's edges (leap
+    /// days, month ends, years 0000 and 9999, 23:59:59 and one past each field), and each
+    /// place of a valid time replaced by each of a few bytes.
+    #[test]
+    fn the_canonical_utc_fast_path_is_the_general_parse() {
+        let mut texts = Vec::new();
+        for year in [0, 1, 4, 100, 400, 1900, 1970, 2000, 2024, 2025, 2100, 9999] {
+            for month in [0, 1, 2, 4, 12, 13] {
+                for day in [0, 1, 28, 29, 30, 31, 32] {
+                    for (h, m, sec) in [(0, 0, 0), (23, 59, 59), (24, 0, 0), (0, 60, 0), (0, 0, 60)]
+                    {
+                        texts.push(format!(
+                            "{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{sec:02}Z"
+                        ));
+                    }
+                }
+            }
+        }
+        let base = "2026-12-02T01:26:23Z";
+        for i in 0..base.len() {
+            for c in [
+                '0', '5', '9', '-', ':', 'T', 'Z', 'z', 't', ' ', '/', '.', '+',
+            ] {
+                let mut t = base.to_string();
+                t.replace_range(i..=i, &c.to_string());
+                texts.push(t);
+            }
+        }
+        texts.extend(
+            [
+                "2026-12-02T01:26:23.5Z",
+                "2026-12-02T1:26:23Z",
+                "2026-12-02T01:26:23+00:00",
+                "2026-12-02 01:26:23Z",
+                "",
+            ]
+            .map(String::from),
+        );
+        let mut accepted = 0;
+        for text in &texts {
+            let fast = parsed_if_canonical_utc(text);
+            let slow = general(text);
+            if text.len() == 20 {
+                assert_eq!(fast, slow, "{text:?}");
+            } else {
+                assert_eq!(fast, None, "{text:?}");
+            }
+            accepted += usize::from(fast.is_some());
+        }
+        assert!(accepted > 400, "{accepted}");
+        assert_eq!(parsed_if_canonical_utc("0000-01-01T00:00:00Z"), Some(None));
+    }
 }
