@@ -3,12 +3,16 @@
 //! (the one-pass skipper): both must accept or refuse the page alike and decide every resource
 //! alike; the same bytes as an error response's body (its excerpt) and,
 //! as text, as a `Retry-After` header value → the retry decision at a time into the retries
-//! taken from the first bytes. Nothing may panic, hang or blow up, whatever the bytes.
+//! taken from the first bytes; and the first 20 bytes through the decoder's fast path for
+//! canonical UTC times, which must say what the general RFC 3339 parse says. Nothing may panic,
+//! hang or blow up, whatever the bytes.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sentinel::cel::time::parse_timestamp;
+use sentinel::cel::time::{
+    CANONICAL_MAX, canonical_rfc3339_parsed_in, parse_timestamp, parsed_if_canonical_utc,
+};
 use sentinel::decision::Scratch;
 use sentinel::rules::Rules;
 use sentinel::daemon::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
@@ -19,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
     static RULES: OnceLock<Rules> = OnceLock::new();
     let rules = RULES.get_or_init(|| Rules::defaults().expect("the default rules compile"));
     retry_after(data);
+    canonical_time(data);
     let complete = decode_page(data);
     let projected = decode_page_with(data, &rules.projection);
     let (complete, projected) = match (complete, projected) {
@@ -69,4 +74,22 @@ fn retry_after(data: &[u8]) {
             "a retry past the budget"
         );
     }
+}
+
+/// The fast path for times in the API's shape against the general parse, on the first 20 bytes
+/// (the only length the fast path reads).
+fn canonical_time(data: &[u8]) {
+    let Some(text) = data.get(..20).and_then(|b| std::str::from_utf8(b).ok()) else {
+        return;
+    };
+    let mut buf = [0u8; CANONICAL_MAX];
+    let general = match canonical_rfc3339_parsed_in(text, &mut buf) {
+        Ok((canonical, at)) if canonical == text => Some(at),
+        _ => None,
+    };
+    assert_eq!(
+        parsed_if_canonical_utc(text),
+        general,
+        "the fast path for canonical times is the general parse: {text:?}"
+    );
 }
