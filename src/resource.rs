@@ -14,7 +14,7 @@ pub use crate::cel::host::{
     CONDITION_FIELDS, Condition, Field, MAX_RESOURCE_BYTES, Page, Projection, RESOURCE_FIELDS,
     RawText, Resource, TOO_LARGE_REASON, Text, Time, json_to_value,
 };
-use crate::cel::host::{EMPTY_MAP, EMPTY_PAGE};
+use crate::cel::host::{Conditions, EMPTY_MAP, EMPTY_PAGE};
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in, parsed_if_canonical_utc};
 use crate::cel::value::{ErrorKind, EvalError, Map, Value};
 use serde::Deserialize;
@@ -268,14 +268,14 @@ fn labels_field(json: Option<&Json>) -> Field<Arc<Map>> {
     }
 }
 
-fn conditions_field(obj: &serde_json::Map<String, Json>) -> Field<Vec<Arc<Condition>>> {
+fn conditions_field(obj: &serde_json::Map<String, Json>) -> Field<Conditions> {
     let status = match obj.get("status") {
-        None | Some(Json::Null) => return Ok(Vec::new()),
+        None | Some(Json::Null) => return Ok(Conditions::default()),
         Some(Json::Object(status)) => status,
         Some(other) => return Err(bad_field("status", "an object", other)),
     };
     let items = match status.get("conditions") {
-        None | Some(Json::Null) => return Ok(Vec::new()),
+        None | Some(Json::Null) => return Ok(Conditions::default()),
         Some(Json::Array(items)) => items,
         Some(other) => return Err(bad_field("status.conditions", "an array", other)),
     };

@@ -695,6 +695,67 @@ impl Condition {
     }
 }
 
+/// A resource's `status.conditions`, in API order, read as a slice. One condition is held
+/// inline — what a resource decoded under a projection that reads one condition type usually
+/// has — so that holding it costs no allocation beyond the condition's own.
+#[derive(Clone, Default)]
+pub struct Conditions(Held);
+
+#[derive(Clone, Default)]
+enum Held {
+    #[default]
+    None,
+    One(Arc<Condition>),
+    Many(Vec<Arc<Condition>>),
+}
+
+impl Conditions {
+    /// Appends `c`.
+    pub fn push(&mut self, c: Arc<Condition>) {
+        self.0 = match std::mem::take(&mut self.0) {
+            Held::None => Held::One(c),
+            Held::One(first) => Held::Many(vec![first, c]),
+            Held::Many(mut all) => {
+                all.push(c);
+                Held::Many(all)
+            }
+        };
+    }
+}
+
+impl std::ops::Deref for Conditions {
+    type Target = [Arc<Condition>];
+    fn deref(&self) -> &[Arc<Condition>] {
+        match &self.0 {
+            Held::None => &[],
+            Held::One(c) => std::slice::from_ref(c),
+            Held::Many(all) => all,
+        }
+    }
+}
+
+impl FromIterator<Arc<Condition>> for Conditions {
+    fn from_iter<I: IntoIterator<Item = Arc<Condition>>>(items: I) -> Conditions {
+        let mut items = items.into_iter();
+        let (Some(first), second) = (items.next(), items.next()) else {
+            return Conditions::default();
+        };
+        let Some(second) = second else {
+            return Conditions(Held::One(first));
+        };
+        let mut all = vec![first, second];
+        all.extend(items);
+        Conditions(Held::Many(all))
+    }
+}
+
+impl std::fmt::Debug for Conditions {
+    /// As the slice: how the conditions are held is not part of what they are.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 /// A HyperFleet resource (cluster, nodepool, …) as the rules see it. Read it through its
 /// accessors ([`Resource::text`], [`Resource::get`], [`Resource::condition`], …): a resource
 /// decoded under a projection holds only the projected fields (and `id`, always), the others
@@ -718,7 +779,7 @@ pub struct Resource {
     /// `labels`, empty when absent.
     pub labels: Field<Arc<Map>>,
     /// `status.conditions`, in API order (under a projection: those of the projected types).
-    pub conditions: Field<Vec<Arc<Condition>>>,
+    pub conditions: Field<Conditions>,
     /// The resource's JSON text, for the fields read dynamically (`spec`, `references`, …),
     /// parsed only when a rule reads one of them.
     pub raw: RawText,
@@ -839,7 +900,8 @@ impl Resource {
                     .json_field("status")
                     .is_some_and(|s| s.get("conditions").is_some_and(|c| !c.is_null()));
                 let entries = if present {
-                    let list: Arc<[Value]> = conditions.into_iter().map(Value::Condition).collect();
+                    let list: Arc<[Value]> =
+                        conditions.iter().cloned().map(Value::Condition).collect();
                     vec![(Value::string("conditions"), Value::List(list))]
                 } else {
                     Vec::new()
@@ -996,6 +1058,31 @@ impl Projection {
 mod tests {
     use super::*;
 
+    /// However many conditions are held (none, one inline, several), pushed one by one or
+    /// collected, they read and print as the same slice a `Vec` would hold.
+    #[test]
+    fn conditions_read_as_their_slice() {
+        let all: Vec<Arc<Condition>> = (0..4)
+            .map(|i| {
+                let mut c = (*Condition::zero()).clone();
+                c.observed_generation = Ok(i);
+                Arc::new(c)
+            })
+            .collect();
+        for n in 0..=all.len() {
+            let mut pushed = Conditions::default();
+            for c in &all[..n] {
+                pushed.push(c.clone());
+            }
+            let collected: Conditions = all[..n].iter().cloned().collect();
+            for held in [&pushed, &collected] {
+                assert_eq!(held.len(), n);
+                assert!(held.iter().zip(&all).all(|(a, b)| Arc::ptr_eq(a, b)));
+                assert_eq!(format!("{held:?}"), format!("{:?}", &all[..n]));
+            }
+        }
+    }
+
     #[test]
     fn schema_tables_are_in_enum_order() {
         for (i, d) in RESOURCE_SCHEMA.iter().enumerate() {
@@ -1087,7 +1174,7 @@ mod tests {
             updated_time: own_time(ResourceField::UpdatedTime),
             generation: Ok(3),
             labels: Ok(EMPTY_MAP.clone()),
-            conditions: Ok(Vec::new()),
+            conditions: Ok(Conditions::default()),
             raw: RawText::whole(text),
             oversize: None,
             partial: None,

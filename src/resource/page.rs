@@ -11,8 +11,8 @@
 
 use super::{Condition, Page, Projection, RawText, Resource, Text, Time, canonical_time};
 use crate::cel::host::{
-    CONDITION_SCHEMA, ConditionField, EMPTY_MAP, EMPTY_PAGE, FieldDef, MAX_RESOURCE_BYTES, Partial,
-    RESOURCE_SCHEMA, ResourceField,
+    CONDITION_SCHEMA, ConditionField, Conditions, EMPTY_MAP, EMPTY_PAGE, FieldDef,
+    MAX_RESOURCE_BYTES, Partial, RESOURCE_SCHEMA, ResourceField,
 };
 use crate::cel::value::{Map, Value};
 use serde_json::Value as Json;
@@ -264,7 +264,7 @@ impl<'a> Scan<'a> {
         let mut texts: [Option<Str>; 6] = Default::default();
         let mut generation = 0;
         let mut labels = None;
-        let mut conditions = Vec::new();
+        let mut conditions = Conditions::default();
         let text_index = |f: ResourceField| match f {
             F::Id => Some(0),
             F::Kind => Some(1),
@@ -365,7 +365,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `status` (at `{`): its `conditions` of the projected types.
-    fn status(&mut self, page: &Page, p: &Projection, out: &mut Vec<Arc<Condition>>) -> Option<()> {
+    fn status(&mut self, page: &Page, p: &Projection, out: &mut Conditions) -> Option<()> {
         let mut seen = false;
         self.object(|s, key| {
             if key != b"conditions" {
