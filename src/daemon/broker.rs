@@ -11,6 +11,7 @@
 //! fail fast, and reconnects are attempted on later publishes with exponential backoff.
 
 use crate::daemon::event::Event;
+use crate::resource::Text;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -194,7 +195,7 @@ impl Publisher {
     pub async fn publish_batch_keyed(
         &mut self,
         events: &[Event],
-        ids: &[Arc<str>],
+        ids: &[Text],
     ) -> Vec<Result<(), PublishError>> {
         match self {
             Publisher::Rabbit(p) => p.publish_batch(events).await,

@@ -17,7 +17,7 @@ use super::health::HealthState;
 use super::metrics::Metrics;
 use super::telemetry::{self, Tracing};
 use crate::cel::time::Timestamp;
-use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON};
+use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
 use crate::rules::Rules;
 use opentelemetry::{Context, KeyValue};
 use std::borrow::Cow;
@@ -203,7 +203,7 @@ impl Daemon {
         );
         let mut scratch = crate::decision::Scratch::default();
         let mut events: Vec<Event> = Vec::new();
-        let mut ids: Vec<Arc<str>> = Vec::new();
+        let mut ids: Vec<Text> = Vec::new();
         // (evaluate, publish) span contexts of `events`, in step with them; empty untraced.
         let mut spans: Vec<(Context, Context)> = Vec::new();
         loop {
@@ -271,7 +271,8 @@ impl Daemon {
                     spans.push((eval, publish));
                 }
                 events.push(event);
-                ids.push(Arc::from(id));
+                // A share of the page (no copy), as the resource holds it.
+                ids.push(resource.id.clone().unwrap_or_else(|_| Text::empty()));
             }
             if !self
                 .publish_or_stop(&events, &ids, &spans, &mut report, shutdown)
@@ -302,7 +303,7 @@ impl Daemon {
     async fn publish_or_stop(
         &mut self,
         events: &[Event],
-        ids: &[Arc<str>],
+        ids: &[Text],
         spans: &[(Context, Context)],
         report: &mut CycleReport,
         shutdown: &mut watch::Receiver<bool>,
@@ -328,7 +329,7 @@ impl Daemon {
     async fn publish(
         &mut self,
         events: &[Event],
-        ids: &[Arc<str>],
+        ids: &[Text],
         spans: &[(Context, Context)],
         report: &mut CycleReport,
     ) {

@@ -1132,10 +1132,10 @@ fn pubsub_options(emulator: &pubsub::Emulator) -> PubSubOptions {
     }
 }
 
-fn resource_ids(events: &[Event]) -> Vec<Arc<str>> {
+fn resource_ids(events: &[Event]) -> Vec<sentinel::resource::Text> {
     events
         .iter()
-        .map(|e| Arc::from(e.data["id"].as_str().expect("event data id")))
+        .map(|e| sentinel::resource::Text::owned(e.data["id"].as_str().expect("event data id")))
         .collect()
 }
 

@@ -27,6 +27,7 @@
 use super::{BrokerError, Link, Liveness, PublishError};
 use crate::daemon::broker::config::PubSubConfig;
 use crate::daemon::event::Event;
+use crate::resource::Text;
 use google_cloud_gax::error::rpc::Code;
 use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::retry_policy::RetryPolicyExt;
@@ -243,7 +244,7 @@ impl PubSubPublisher {
     pub async fn publish_batch(
         &mut self,
         events: &[Event],
-        keys: &[Arc<str>],
+        keys: &[Text],
     ) -> Vec<Result<(), PublishError>> {
         if events.is_empty() {
             return Vec::new();
@@ -275,7 +276,7 @@ impl PubSubPublisher {
             if self.ordering
                 && let Some(key) = keys.get(i)
             {
-                message = message.set_ordering_key(key.as_ref());
+                message = message.set_ordering_key(key.as_str());
             }
             pending.push(self.publisher.publish(message));
         }
@@ -302,7 +303,7 @@ impl PubSubPublisher {
             // publish again.
             for (key, result) in keys.iter().zip(&results) {
                 if result.is_err() {
-                    self.publisher.resume_publish(key.as_ref());
+                    self.publisher.resume_publish(key.as_str());
                 }
             }
         }
