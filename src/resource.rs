@@ -631,6 +631,10 @@ mod tests {
             // Numbers serde finds out of range when it decodes them, not when it skips them.
             r#"{"id":"nr","spec":{"max":120E8888825674,"min":1e-400,"e":1.5e3}}"#,
             r#"{"id":"nr2","status":{"conditions":[{"type":"Other","observed_generation":2E999}]}}"#,
+            // `-0`, which serde reads as a float, not an integer (found by the page fuzz
+            // target): a bad `generation` / `observed_generation` to the complete decoder.
+            r#"{"id":"nz","generation":-0}"#,
+            r#"{"id":"nz2","generation":1,"status":{"conditions":[{"type":"Reconciled","observed_generation":-0}]}}"#,
         ]);
         // Nesting up to the skipper's depth (past it the whole page is left to serde).
         let nested = |n: usize| {
