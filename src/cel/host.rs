@@ -736,16 +736,11 @@ impl std::ops::Deref for Conditions {
 
 impl FromIterator<Arc<Condition>> for Conditions {
     fn from_iter<I: IntoIterator<Item = Arc<Condition>>>(items: I) -> Conditions {
-        let mut items = items.into_iter();
-        let (Some(first), second) = (items.next(), items.next()) else {
-            return Conditions::default();
-        };
-        let Some(second) = second else {
-            return Conditions(Held::One(first));
-        };
-        let mut all = vec![first, second];
-        all.extend(items);
-        Conditions(Held::Many(all))
+        let mut all = Conditions::default();
+        for c in items {
+            all.push(c);
+        }
+        all
     }
 }
 

@@ -443,4 +443,14 @@ mod tests {
         assert!(accepted > 400, "{accepted}");
         assert_eq!(parsed_if_canonical_utc("0000-01-01T00:00:00Z"), Some(None));
     }
+
+    proptest::proptest! {
+        /// The same on random 20-byte texts, near-valid ones most of all.
+        #[test]
+        fn the_canonical_utc_fast_path_agrees_with_the_general_parse(
+            text in "[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9]Z|[0-9TZtz:. +-]{20}"
+        ) {
+            proptest::prop_assert_eq!(parsed_if_canonical_utc(&text), general(&text));
+        }
+    }
 }

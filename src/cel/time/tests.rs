@@ -514,19 +514,3 @@ proptest! {
         let _ = timestamp_part(Timestamp::UNIX_EPOCH, TimePart::Hours, Some(&text));
     }
 }
-
-proptest! {
-    /// The decoder's fast path for canonical `YYYY-MM-DDTHH:MM:SSZ` times says what the general
-    /// parse says of every 20-byte text, near-valid ones most of all.
-    #[test]
-    fn the_canonical_utc_fast_path_agrees_with_the_general_parse(
-        text in "[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9]Z|[0-9TZtz:. +-]{20}"
-    ) {
-        let mut buf = [0u8; CANONICAL_MAX];
-        let general = match canonical_rfc3339_parsed_in(&text, &mut buf) {
-            Ok((canonical, at)) if canonical == text => Some(at),
-            _ => None,
-        };
-        prop_assert_eq!(parsed_if_canonical_utc(&text), general);
-    }
-}
