@@ -150,7 +150,7 @@ fn decision(c: &mut Criterion) {
             ours,
             cel_decide(&rules, cr, &cel_now),
             "cel crate disagrees on {:?}",
-            r.id
+            r.id()
         );
     }
 

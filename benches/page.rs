@@ -136,7 +136,7 @@ fn publish_page(
             // As `serve`: the shared text of the reason.
             let reason = decision.reason.shared_text();
             let json = data.evaluate(&resource, &reason, &mut |_| {});
-            let kind = resource.kind.as_deref().unwrap_or("");
+            let kind = resource.kind().map_or("", |t| t.as_str());
             let event = Event::new(kind, json);
             buf.clear();
             event.encode_into(buf);

@@ -273,7 +273,7 @@ pub struct Program {
 impl Program {
     /// What this program reads of a resource (the page decoder's projection).
     pub fn projection(&self) -> crate::cel::host::Projection {
-        let mut p = crate::cel::host::Projection::none();
+        let mut p = crate::cel::host::Projection::base();
         for param in &self.params {
             p.add_reads(&param.expr);
         }

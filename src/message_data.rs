@@ -138,7 +138,7 @@ impl MessageDataProgram {
                 }
             }
         }
-        let mut p = crate::cel::host::Projection::none();
+        let mut p = crate::cel::host::Projection::base();
         walk(&self.fields, &mut p);
         p
     }
@@ -439,10 +439,12 @@ mod tests {
         ];
         let mut resources: Vec<Resource> = texts.iter().map(|t| Resource::from_text(t)).collect();
         // Decoded under a projection that reads none of them (each decoded on first use).
-        let page: crate::resource::Page =
+        let page: crate::resource::SharedText =
             Arc::new(format!(r#"{{"items":[{}],"total":3}}"#, texts.join(",")));
-        let projection = Arc::new(crate::cel::host::Projection::none());
-        let (items, _) = crate::resource::decode_items(&page, &projection).expect("decodes");
+        let projection = Arc::new(crate::cel::host::Projection::base());
+        let items = crate::resource::decode_page(&page, &projection)
+            .expect("decodes")
+            .items;
         resources.extend(items);
         let reason: Arc<str> = Arc::from("why <now>");
         for (data, resource) in datas

@@ -904,21 +904,26 @@ fn projected_pages_decide_as_complete_decoding() {
 fn reads_outside_the_projection_see_the_field() {
     use sentinel::cel::host::ResourceField;
     let p = program(
-        &[("k", r#"["ki", "nd"].join("")"#), ("kind", "resource[k]")],
-        r#"resource.generation > 0 && kind == "Cluster""#,
+        &[("k", r#"["hr", "ef"].join("")"#), ("href", "resource[k]")],
+        r#"resource.generation > 0 && href == "/clusters/x""#,
     );
     let projection = p.projection();
-    assert!(!projection.has_field(ResourceField::Kind), "{projection:?}");
-    let resources = vec![json!({"id": "x", "kind": "Cluster", "generation": 1,
-        "status": {"conditions": [{"type": "Ready", "reason": "Because"}]}})];
+    assert!(!projection.has_field(ResourceField::Href), "{projection:?}");
+    let resources = vec![
+        json!({"id": "x", "kind": "Cluster", "generation": 1, "href": "/clusters/x",
+        "status": {"conditions": [{"type": "Ready", "reason": "Because"}]}}),
+    ];
     assert_projected_agree(&p, &resources);
     let body = serde_json::to_vec(&json!({"items": resources, "total": 1})).expect("json");
     let page =
         sentinel::daemon::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
     let resource = Arc::new(page.items.into_iter().next().expect("one item"));
     let compiled = Compiled::new(p, Engine::Jit).expect("jit");
+    assert!(!resource.read_outside_projection());
     let decision = compiled.decide(&resource, now(), &mut Scratch::default());
     assert!(decision.publish, "{decision:?}");
+    // The dynamic read decoded the resource whole: what no static read ever does.
+    assert!(resource.read_outside_projection());
 }
 
 // ---- #13 part B ----

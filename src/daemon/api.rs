@@ -252,17 +252,6 @@ pub struct Decoded {
     pub total: u64,
 }
 
-/// The list envelope `{items, page, size, total}`; `page`, `size`, `kind` and any other field are
-/// ignored. `items` and `total` are required, as the API spec says: a page without an `items`
-/// array (missing or null) is a decode error, counted as a fetch error, never a silent end of
-/// the listing. Items are borrowed from the body text.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    items: Vec<&'a serde_json::value::RawValue>,
-    total: i64,
-}
-
 /// Decodes one list page completely ([`decode_page_with`] under [`Projection::all`]).
 pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
     static ALL: std::sync::LazyLock<Arc<Projection>> =
@@ -283,7 +272,7 @@ pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Dec
 /// [`decode_page_with`] of a body read into `body`, which becomes the page's shared text
 /// without a copy.
 pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
-    let text: crate::resource::Page = match String::from_utf8(body) {
+    let text: crate::resource::SharedText = match String::from_utf8(body) {
         Ok(text) => Arc::new(text),
         Err(e) => {
             return Err(ApiError::Decode(serde::de::Error::custom(format!(
@@ -292,31 +281,10 @@ pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decode
             ))));
         }
     };
-    if let Some((items, total)) = crate::resource::decode_items(&text, projection) {
-        return Ok(Decoded {
-            items,
-            total: total.max(0) as u64,
-        });
-    }
-    let envelope: Envelope<'_> = serde_json::from_str(&text).map_err(ApiError::Decode)?;
-    let base = text.as_ptr() as usize;
-    let items = envelope
-        .items
-        .into_iter()
-        .map(|item| {
-            // A borrowed item is a slice of `text`: its range is its offset in it.
-            let item = item.get();
-            match (item.as_ptr() as usize).checked_sub(base) {
-                Some(start) if start + item.len() <= text.len() => {
-                    Resource::from_page(&text, start..start + item.len())
-                }
-                _ => Resource::from_text(item),
-            }
-        })
-        .collect();
+    let page = crate::resource::decode_page(&text, projection).map_err(ApiError::Decode)?;
     Ok(Decoded {
-        items,
-        total: envelope.total.max(0) as u64,
+        items: page.items,
+        total: page.total.max(0) as u64,
     })
 }
 
@@ -415,8 +383,8 @@ impl Pager {
     /// (resources without an id are kept).
     fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
         let before = items.len();
-        items.retain(|r| match &r.id {
-            Ok(id) if !id.is_empty() => self.seen.insert(id),
+        items.retain(|r| match r.id() {
+            Ok(id) if !id.as_str().is_empty() => self.seen.insert(id.as_str()),
             _ => true,
         });
         if items.len() < before {
@@ -453,7 +421,7 @@ mod tests {
             decode_page(br#"{"items":[{"id":"a"},7, {"id":"\u00e9", "spec":{"n":1}}],"total":9}"#)
                 .unwrap();
         assert_eq!(page.items.len(), 3);
-        assert!(page.items[1].id.is_err());
+        assert!(page.items[1].id().is_err());
         // Each resource keeps exactly its own item's text.
         assert_eq!(page.items[0].json(), serde_json::json!({"id": "a"}));
         assert_eq!(
@@ -494,7 +462,7 @@ mod tests {
         let ids = |items: Vec<Resource>| -> Vec<String> {
             items
                 .iter()
-                .map(|r| r.id.as_deref().unwrap().to_string())
+                .map(|r| r.id().unwrap().as_str().to_string())
                 .collect()
         };
         assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);

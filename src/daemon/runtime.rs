@@ -232,13 +232,13 @@ impl Daemon {
             for resource in page.items {
                 report.total += 1;
                 let resource = Arc::new(resource);
-                let id = resource.id.as_deref().unwrap_or("");
+                let id = resource.id().map_or("", |t| t.as_str());
                 let eval = traced.and_then(|t| t.evaluate(&self.resource_type, id));
                 // The evaluate span is current for this resource's log lines (no await inside).
                 let _current = eval.clone().map(Context::attach);
                 if id.is_empty() {
                     // As in Go: counted in the total only, neither skipped nor in a metric.
-                    let kind = resource.kind.as_deref().unwrap_or("");
+                    let kind = resource.kind().map_or("", |t| t.as_str());
                     warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty ID kind={kind}");
                     continue;
                 }
@@ -272,7 +272,7 @@ impl Daemon {
                 }
                 events.push(event);
                 // A share of the page (no copy), as the resource holds it.
-                ids.push(resource.id.clone().unwrap_or_else(|_| Text::empty()));
+                ids.push(resource.id_text());
             }
             if !self
                 .publish_or_stop(&events, &ids, &spans, &mut report, shutdown)
@@ -294,7 +294,7 @@ impl Daemon {
         let data = self.rules.message_data.evaluate(resource, &reason, &mut |omitted| {
             warn!(subset = %self.resource_type, "CEL expression evaluation failed for {}: {}", omitted.path, omitted.why);
         });
-        let kind = resource.kind.as_deref().unwrap_or("");
+        let kind = resource.kind().map_or("", |t| t.as_str());
         Event::new(kind, data)
     }
 

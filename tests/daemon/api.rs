@@ -77,7 +77,7 @@ async fn drain(mut pager: Pager) -> (Vec<Page>, Option<ApiError>) {
 fn ids(pages: &[Page]) -> Vec<String> {
     let items = pages.iter().flat_map(|p| &p.items);
     items
-        .map(|r| r.id.as_deref().unwrap().to_string())
+        .map(|r| r.id().unwrap().as_str().to_string())
         .collect()
 }
 

@@ -132,7 +132,7 @@ unsafe impl Sync for Prepared {}
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")
-            .field("resource", &self.resource.as_ref().map(|r| &r.id))
+            .field("resource", &self.resource.as_ref().map(|r| r.id()))
             .field("slots", &self.slots.len())
             .finish_non_exhaustive()
     }

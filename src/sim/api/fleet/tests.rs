@@ -82,20 +82,26 @@ fn insert_update_remove_keep_the_index_consistent() {
 
 #[test]
 fn sample_resources_decode_cleanly() {
+    use crate::cel::host::ResourceField;
     let r = crate::resource::Resource::from_json(sample_resource(Collection::NodePools, 5, &[]));
-    assert_eq!(r.kind.as_deref().unwrap(), "NodePool");
-    assert_eq!(r.created_time.as_deref().unwrap(), "2025-01-01T00:00:05Z");
+    assert_eq!(r.kind().map(|t| t.as_str()), Ok("NodePool"));
+    let text = |f| {
+        r.text(f)
+            .and_then(Result::ok)
+            .map(|t| t.as_str().to_string())
+    };
     assert_eq!(
-        r.condition("Reconciled").unwrap().observed_generation,
-        Ok(1)
+        text(ResourceField::CreatedTime).as_deref(),
+        Some("2025-01-01T00:00:05Z")
     );
+    assert_eq!(r.condition("Reconciled").unwrap().generation(), &Ok(1));
     let owner = sample_id(Collection::Clusters, 5);
     assert_eq!(
-        r.href.as_deref().unwrap(),
-        format!(
+        text(ResourceField::Href),
+        Some(format!(
             "/api/hyperfleet/v1/clusters/{owner}/nodepools/{}",
             sample_id(Collection::NodePools, 5)
-        )
+        ))
     );
 }
 
