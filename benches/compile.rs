@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use sentinel::cel::jit::{JitProgram, Options};
-use sentinel::decision::{DecisionSource, Program};
+use sentinel::rules::decision::{DecisionSource, Program};
 use std::hint::black_box;
 use std::time::Duration;
 

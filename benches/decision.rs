@@ -6,9 +6,9 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use sentinel::cel::jit;
 use sentinel::cel::time::parse_timestamp;
-use sentinel::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use sentinel::resource::corpus::fleet;
 use sentinel::resource::{CONDITION_FIELDS, Resource};
+use sentinel::rules::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::collections::HashMap;

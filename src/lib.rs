@@ -7,17 +7,15 @@
 //! - [`sim`]: stand-ins for the HyperFleet API, the adapters and their queues, for tests and
 //!   `simulate`.
 //! - [`daemon`]: the daemon: config, API client, broker, loop, metrics, health.
-//! - the rules: [`rules`] (everything a config compiles to, from its sources), [`decision`]
-//!   (message_decision params + result → publish or skip) and [`message_data`] (the CloudEvent
-//!   `data` object built per published resource).
+//! - [`rules`]: everything a config compiles to, from its sources: [`rules::decision`]
+//!   (message_decision params + result → publish or skip) and [`rules::message_data`] (the
+//!   CloudEvent `data` object built per published resource).
 //! - [`resource`]: a HyperFleet resource decoded from JSON into the object model CEL reads.
 //! - [`cel`]: the CEL compiler (lexer, parser, checker, interpreter, JIT). No I/O.
 
 pub mod cel;
 pub mod cmd;
 pub mod daemon;
-pub mod decision;
-pub mod message_data;
 pub mod resource;
 pub mod rules;
 pub mod sim;
@@ -29,7 +27,7 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ("cmd", &["cmd"]),
     ("sim", &["sim"]),
     ("daemon", &["daemon"]),
-    ("rules", &["rules", "decision", "message_data"]),
+    ("rules", &["rules"]),
     ("resource", &["resource"]),
     ("cel", &["cel"]),
 ];
@@ -160,13 +158,13 @@ mod tests {
             violations("resource", bad),
             ["line 1: `resource` imports `crate::cmd`"]
         );
-        let group = "use crate::{\n    cel::time, sim::clock};\nuse crate::{decision::Program, x};";
+        let group = "use crate::{\n    cel::time, sim::clock};\nuse crate::{rules::Rules, x};";
         assert_eq!(
             named_modules(group),
             [
                 (2, "cel".to_string()),
                 (2, "sim".to_string()),
-                (3, "decision".to_string()),
+                (3, "rules".to_string()),
                 (3, "x".to_string())
             ]
         );
@@ -176,7 +174,7 @@ mod tests {
         );
         // Downward and sideways are fine; so is a module's own layer.
         assert!(violations("sim", "use crate::daemon::runtime::Daemon;").is_empty());
-        assert!(violations("message_data", "use crate::decision::compile_expr;").is_empty());
+        assert!(violations("message_data", "use crate::rules::decision::compile_expr;").is_empty());
         assert!(violations("cel", "use crate::cel::value::Value;").is_empty());
         assert_eq!(violations("cel", "crate::resource::Resource").len(), 1);
         assert_eq!(violations("nowhere", "").len(), 1);

@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::cel::time::{Timestamp, parse_timestamp};
-use sentinel::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
+use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use sentinel::resource::Resource;
 use std::sync::{Arc, OnceLock};
 

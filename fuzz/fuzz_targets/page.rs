@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 use sentinel::cel::time::{
     CANONICAL_MAX, canonical_rfc3339_parsed_in, parse_timestamp, parsed_if_canonical_utc,
 };
-use sentinel::decision::Scratch;
+use sentinel::rules::decision::Scratch;
 use sentinel::rules::Rules;
 use sentinel::daemon::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
 use std::sync::{Arc, OnceLock};

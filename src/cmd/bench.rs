@@ -16,9 +16,9 @@
 use super::CmdError;
 use crate::cel::jit::{self, JitProgram};
 use crate::cel::time::{self, Timestamp};
-use crate::decision::{Compiled, Decision, Engine, Program, Scratch};
 use crate::resource::Resource;
 use crate::resource::corpus::{STATES, fleet};
+use crate::rules::decision::{Compiled, Decision, Engine, Program, Scratch};
 use serde_json::{Value as Json, json};
 use std::hint::black_box;
 use std::io::Write;
@@ -451,7 +451,7 @@ mod tests {
 
     #[test]
     fn json_report_has_both_engines_and_agreement() {
-        let program = Program::compile(&crate::decision::DecisionSource::default_rules())
+        let program = Program::compile(&crate::rules::decision::DecisionSource::default_rules())
             .expect("default rules");
         let now = time::parse_timestamp("2025-10-21T12:00:00Z").expect("now");
         let report = measure(&program, &args(40), now).expect("engines agree");

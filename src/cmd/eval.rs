@@ -6,8 +6,8 @@
 use super::CmdError;
 use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::time::Timestamp;
-use crate::decision::{Compiled, Engine, Scratch};
 use crate::resource::Resource;
+use crate::rules::decision::{Compiled, Engine, Scratch};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -67,9 +67,9 @@ pub fn for_each_resource(
 }
 
 fn report(
-    program: &crate::decision::Program,
+    program: &crate::rules::decision::Program,
     resource: &Resource,
-    decision: &crate::decision::Decision,
+    decision: &crate::rules::decision::Decision,
     slots: &[crate::cel::value::EvalResult],
 ) -> Json {
     let mut params = JsonMap::with_capacity(slots.len());

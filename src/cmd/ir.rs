@@ -10,7 +10,7 @@ use super::CmdError;
 use crate::cel::diag;
 use crate::cel::jit::{self, JitProgram};
 use crate::cel::{lex, parse, print};
-use crate::decision::Program;
+use crate::rules::decision::Program;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -167,7 +167,7 @@ pub fn main(args: &IrArgs) -> Result<(), CmdError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::DecisionSource;
+    use crate::rules::decision::DecisionSource;
 
     fn print(param: Option<&str>, stage: Stage) -> String {
         let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");

@@ -34,7 +34,7 @@ pub enum CmdError {
     Config(#[from] crate::daemon::config::ConfigError),
     /// The rules did not compile.
     #[error("{0}")]
-    Compile(#[from] crate::decision::CompileError),
+    Compile(#[from] crate::rules::decision::CompileError),
     /// The daemon could not start (API probe, broker, listeners).
     #[error("{0}")]
     Startup(String),

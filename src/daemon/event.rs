@@ -11,10 +11,10 @@
 //! extension, `traceparent` (set only when tracing is on), follows `data`: extensions come after
 //! `data`, sorted by name; without one the bytes are exactly the untraced ones.
 
-use crate::message_data::DataJson;
+use crate::rules::message_data::DataJson;
 #[cfg(test)]
-use crate::message_data::encode::write_json as write_value;
-use crate::message_data::encode::write_str;
+use crate::rules::message_data::encode::write_json as write_value;
+use crate::rules::message_data::encode::write_str;
 #[cfg(test)]
 use serde_json::Map;
 use serde_json::Value;
@@ -70,7 +70,7 @@ impl From<DataJson> for Data {
 impl From<Value> for Data {
     fn from(tree: Value) -> Data {
         let mut json = Vec::with_capacity(64);
-        crate::message_data::encode::write_json(&mut json, &tree);
+        crate::rules::message_data::encode::write_json(&mut json, &tree);
         let cell = OnceLock::new();
         let _ = cell.set(tree);
         Data { json, tree: cell }

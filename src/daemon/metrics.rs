@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn cached_reasons_are_the_decision_reasons() {
-        use crate::decision::Reason;
+        use crate::rules::decision::Reason;
         assert_eq!(Reason::ResultFalse.text(), RESULT_FALSE);
         assert_eq!(Reason::Matched.text(), MATCHED);
     }

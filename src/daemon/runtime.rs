@@ -201,7 +201,7 @@ impl Daemon {
             self.search.as_deref(),
             self.rules.projection.clone(),
         );
-        let mut scratch = crate::decision::Scratch::default();
+        let mut scratch = crate::rules::decision::Scratch::default();
         let mut events: Vec<Event> = Vec::new();
         let mut ids: Vec<Text> = Vec::new();
         // (evaluate, publish) span contexts of `events`, in step with them; empty untraced.

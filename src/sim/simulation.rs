@@ -159,7 +159,7 @@ pub enum SimError {
     Config(#[from] config::ConfigError),
     /// Its rules do not compile.
     #[error("{0}")]
-    Compile(#[from] crate::decision::CompileError),
+    Compile(#[from] crate::rules::decision::CompileError),
     /// The fake API cannot listen.
     #[error("cannot listen on {addr}: {source}")]
     Listen {

@@ -21,8 +21,8 @@ use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::cel::types::Type;
 use sentinel::cel::value::{ErrorKind, EvalError, EvalResult, Value};
 use sentinel::cel::{check, parser};
-use sentinel::decision::{DecisionSource, ParamSource, Program, Reason};
 use sentinel::resource::{CONDITION_FIELDS, Resource, json_to_value};
+use sentinel::rules::decision::{DecisionSource, ParamSource, Program, Reason};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -374,10 +374,12 @@ fn run_decision(case: &Json, bound: &Bound) -> Result<(), String> {
     let mut slots = Vec::new();
     let decision = program.evaluate(&bound.resource, bound.now, &mut slots);
     // The JIT must decide the same, with the same param values.
-    let native =
-        sentinel::decision::Compiled::new(program.clone(), sentinel::decision::Engine::Jit)
-            .map_err(|e| format!("jit: {e}"))?;
-    let mut scratch = sentinel::decision::Scratch::default();
+    let native = sentinel::rules::decision::Compiled::new(
+        program.clone(),
+        sentinel::rules::decision::Engine::Jit,
+    )
+    .map_err(|e| format!("jit: {e}"))?;
+    let mut scratch = sentinel::rules::decision::Scratch::default();
     let native_decision = native.evaluate(&bound.resource, bound.now, &mut scratch);
     if native_decision != decision || format!("{:?}", scratch.slots) != format!("{slots:?}") {
         return Err(format!(

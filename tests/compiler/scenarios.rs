@@ -3,8 +3,8 @@
 
 use sentinel::cel::time::{Duration, Timestamp, parse_timestamp, ts_sub_dur};
 use sentinel::cel::value::Value;
-use sentinel::decision::{DecisionSource, ParamSource, Program, Reason};
 use sentinel::resource::Resource;
+use sentinel::rules::decision::{DecisionSource, ParamSource, Program, Reason};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 

@@ -19,8 +19,8 @@ use sentinel::daemon::config::{
     MAX_CONFIG_BYTES, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH,
     config_path, dump, load, load_str,
 };
-use sentinel::decision::DecisionSource;
-use sentinel::message_data::MessageData;
+use sentinel::rules::decision::DecisionSource;
+use sentinel::rules::message_data::MessageData;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -1293,7 +1293,7 @@ fn page_regressions_decode_alike_complete_and_projected() {
     use sentinel::daemon::api::{decode_page, decode_page_with};
     let rules = sentinel::rules::Rules::defaults().expect("the default rules compile");
     let now = sentinel::cel::time::parse_timestamp(REGRESSION_NOW).expect("a valid time");
-    let mut scratch = sentinel::decision::Scratch::default();
+    let mut scratch = sentinel::rules::decision::Scratch::default();
     let files = regression_files("page", "json");
     assert!(!files.is_empty(), "no page regressions found");
     for file in files {

@@ -357,16 +357,16 @@ fn only_constant_failures(src: &Sources) -> bool {
     let params = NAMES
         .iter()
         .zip(&src.params)
-        .map(|(n, e)| sentinel::decision::ParamSource {
+        .map(|(n, e)| sentinel::rules::decision::ParamSource {
             name: n.to_string(),
             expr: e.clone(),
         })
         .collect();
-    let src = sentinel::decision::DecisionSource {
+    let src = sentinel::rules::decision::DecisionSource {
         params,
         result: src.result.clone(),
     };
-    sentinel::decision::Program::compile(&src).is_err_and(|e| {
+    sentinel::rules::decision::Program::compile(&src).is_err_and(|e| {
         e.exprs
             .iter()
             .flat_map(|x| &x.diagnostics)
@@ -374,7 +374,7 @@ fn only_constant_failures(src: &Sources) -> bool {
     })
 }
 
-fn compile(src: &Sources, mutate: bool) -> Option<sentinel::decision::Program> {
+fn compile(src: &Sources, mutate: bool) -> Option<sentinel::rules::decision::Program> {
     let params: Vec<(&str, String)> = NAMES
         .iter()
         .zip(&src.params)
@@ -388,10 +388,10 @@ fn compile(src: &Sources, mutate: bool) -> Option<sentinel::decision::Program> {
         })
         .collect();
     let refs: Vec<(&str, &str)> = params.iter().map(|(n, e)| (*n, e.as_str())).collect();
-    let src = sentinel::decision::DecisionSource {
+    let src = sentinel::rules::decision::DecisionSource {
         params: refs
             .iter()
-            .map(|(n, e)| sentinel::decision::ParamSource {
+            .map(|(n, e)| sentinel::rules::decision::ParamSource {
                 name: n.to_string(),
                 expr: e.to_string(),
             })
@@ -399,7 +399,7 @@ fn compile(src: &Sources, mutate: bool) -> Option<sentinel::decision::Program> {
         result: src.result.clone(),
     };
     // The generator only produces well-typed programs; a rejection is a generator bug.
-    sentinel::decision::Program::compile(&src).ok()
+    sentinel::rules::decision::Program::compile(&src).ok()
 }
 
 fn runner() -> TestRunner {

@@ -9,8 +9,8 @@
 use super::Config;
 use super::go::go_duration_string;
 use crate::daemon::broker::config::mask_url;
-use crate::decision::DecisionSource;
-use crate::message_data::MessageData;
+use crate::rules::decision::DecisionSource;
+use crate::rules::message_data::MessageData;
 use serde_yaml::{Mapping, Value};
 use std::time::Duration;
 

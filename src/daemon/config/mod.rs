@@ -59,9 +59,9 @@ pub use dump::dump;
 pub use flags::ConfigFlags;
 pub use go::{go_duration_string, parse_go_bool};
 
-use crate::decision::DecisionSource;
-use crate::message_data::MessageData;
 use crate::rules::RulesSource;
+use crate::rules::decision::DecisionSource;
+use crate::rules::message_data::MessageData;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -12,8 +12,8 @@ use super::{
     LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, Problem,
     already_reported,
 };
-use crate::decision::{DecisionSource, ParamSource};
-use crate::message_data::MessageData;
+use crate::rules::decision::{DecisionSource, ParamSource};
+use crate::rules::message_data::MessageData;
 use serde_yaml::{Mapping, Number, Value};
 use std::collections::{HashMap, HashSet};
 

@@ -347,7 +347,7 @@ impl Checker<'_> {
         })
     }
 
-    fn message_data(&mut self) -> Option<crate::message_data::MessageData> {
+    fn message_data(&mut self) -> Option<crate::rules::message_data::MessageData> {
         if self.raw.message_data.is_none() && !already_reported(self.problems, "message_data") {
             self.problems.push(Problem {
                 path: "message_data".to_string(),

@@ -10,8 +10,8 @@ use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::value::{EvalError, Value};
 use crate::cel::{Activation, Env, eval};
-use crate::decision::{CompileError, ExprDiagnostics, compile_expr};
 use crate::resource::Resource;
+use crate::rules::decision::{CompileError, ExprDiagnostics, compile_expr};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::sync::Arc;
 

@@ -1,16 +1,19 @@
 //! Everything a config compiles to: the message_decision program and the message_data program.
 //!
 //! Takes the rules' sources ([`RulesSource`]: a [`DecisionSource`] and a [`MessageData`] tree),
-//! not the daemon's config: with [`crate::decision`] and [`crate::message_data`] this is one
-//! layer, below the daemon, that the daemon's config depends on.
+//! not the daemon's config: with [`decision`] and [`message_data`] this is one layer, below
+//! the daemon, that the daemon's config depends on.
 //!
 //! Invariant: a [`Rules`] value only exists for a config whose every CEL expression compiled,
 //! so the daemon cannot fail later for a name, type or syntax error.
 
 use crate::cel::host::Projection;
-use crate::decision::{CompileError, Compiled, DecisionSource, Engine, ExprDiagnostics, Program};
-use crate::message_data::{MessageData, MessageDataProgram};
+use decision::{CompileError, Compiled, DecisionSource, Engine, ExprDiagnostics, Program};
+use message_data::{MessageData, MessageDataProgram};
 use std::sync::Arc;
+
+pub mod decision;
+pub mod message_data;
 
 /// The compiled rules of one config.
 #[derive(Debug)]
