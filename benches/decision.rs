@@ -167,7 +167,12 @@ fn decision(c: &mut Criterion) {
         let mut scratch = jit::Scratch::default();
         b.iter(|| {
             i = (i + 1) % FLEET;
-            let outcome = native.decide(&prepared[i], now, &mut scratch, false);
+            let outcome = native.decide(
+                &prepared[i],
+                now,
+                &mut scratch,
+                sentinel::cel::jit::Params::Drop,
+            );
             black_box(compiled.conclude_outcome(outcome).publish)
         })
     });
@@ -175,7 +180,12 @@ fn decision(c: &mut Criterion) {
         let mut scratch = jit::Scratch::default();
         let hot = &prepared[1];
         b.iter(|| {
-            let outcome = native.decide(black_box(hot), now, &mut scratch, false);
+            let outcome = native.decide(
+                black_box(hot),
+                now,
+                &mut scratch,
+                sentinel::cel::jit::Params::Drop,
+            );
             black_box(compiled.conclude_outcome(outcome).publish)
         })
     });

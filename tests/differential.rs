@@ -83,8 +83,8 @@ pub fn disagreement(
     let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
     for json in resources {
         let r = Arc::new(Resource::from_json(json.clone()));
-        let da = a.evaluate(&r, now, &mut sa);
-        let db = b.evaluate(&r, now, &mut sb);
+        let da = a.explain(&r, now, &mut sa);
+        let db = b.explain(&r, now, &mut sb);
         let (ta, tb) = (
             format!("{da:?}\n{:?}", sa.slots),
             format!("{db:?}\n{:?}", sb.slots),
@@ -214,7 +214,12 @@ fn deciding_does_not_allocate() {
             // The daemon's path: prepare (at decode) and decide.
             published += usize::from(compiled.decide(r, now(), &mut scratch).publish);
             native.prepare(r, &mut prepared);
-            let outcome = native.decide(&prepared, now(), &mut native_scratch, false);
+            let outcome = native.decide(
+                &prepared,
+                now(),
+                &mut native_scratch,
+                sentinel::cel::jit::Params::Drop,
+            );
             published += usize::from(compiled.conclude_outcome(outcome).publish);
         }
         published
@@ -802,7 +807,7 @@ fn json_integers_beyond_int64_are_doubles_in_both_engines() {
     let compiled = Compiled::new(p, Engine::Jit).expect("jit");
     let r = Arc::new(Resource::from_json(resources[0].clone()));
     let mut scratch = Scratch::default();
-    compiled.evaluate(&r, now(), &mut scratch);
+    compiled.explain(&r, now(), &mut scratch);
     assert!(
         matches!(
             scratch.slots.as_slice(),
@@ -839,8 +844,8 @@ pub fn projected_disagreement(p: &Program, resources: &[Json], now: Timestamp) -
         let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
         for (json, r) in resources.iter().zip(&projected) {
             let full = Arc::new(Resource::from_json(json.clone()));
-            let da = c.evaluate(&full, now, &mut sa);
-            let db = c.evaluate(r, now, &mut sb);
+            let da = c.explain(&full, now, &mut sa);
+            let db = c.explain(r, now, &mut sb);
             let (ta, tb) = (
                 format!("{da:?}\n{:?}", sa.slots),
                 format!("{db:?}\n{:?}", sb.slots),

@@ -51,8 +51,8 @@ fuzz_target!(|data: &[u8]| {
     let native = Compiled::new(program, Engine::Jit).expect("jit compiles what checks");
     let resource = Arc::new(Resource::from_text(json));
     let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
-    let da = interp.evaluate(&resource, now(), &mut sa);
-    let db = native.evaluate(&resource, now(), &mut sb);
+    let da = interp.explain(&resource, now(), &mut sa);
+    let db = native.explain(&resource, now(), &mut sb);
     let (ta, tb) = (
         format!("{da:?}\n{:?}", sa.slots),
         format!("{db:?}\n{:?}", sb.slots),

@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     );
     let now = parse_timestamp("2025-10-21T12:00:00Z").expect("a valid timestamp");
     let mut scratch = Scratch::default();
-    let mut decide = |r| format!("{:?}", rules.decision.evaluate(&Arc::new(r), now, &mut scratch));
+    let mut decide = |r| format!("{:?}", rules.decision.explain(&Arc::new(r), now, &mut scratch));
     for (c, p) in complete.items.into_iter().zip(projected.items) {
         let c = decide(c);
         assert_eq!(c, decide(p), "the projected resource is decided as the complete one");

@@ -125,8 +125,8 @@ fn check_agreement(
     let (mut a, mut b) = (Scratch::default(), Scratch::default());
     let mut published = 0;
     for r in fleet {
-        let da = interp.evaluate(r, now, &mut a);
-        let db = native.evaluate(r, now, &mut b);
+        let da = interp.explain(r, now, &mut a);
+        let db = native.explain(r, now, &mut b);
         let (sa, sb) = (format!("{:?}", a.slots), format!("{:?}", b.slots));
         if da != db || sa != sb {
             let id = r.json_field("id").unwrap_or(Json::Null);
@@ -269,7 +269,7 @@ fn time_jit(
             }
         },
         |(_, p)| {
-            let outcome = native.decide(p, now, &mut scratch, false);
+            let outcome = native.decide(p, now, &mut scratch, crate::cel::jit::Params::Drop);
             compiled.conclude_outcome(outcome).publish
         },
     )
@@ -295,7 +295,14 @@ fn time_jit_sweep(
     time_passes(fleet.len(), passes, || {
         prepared
             .iter()
-            .map(|p| compiled.conclude_outcome(native.decide(p, now, &mut scratch, false)))
+            .map(|p| {
+                compiled.conclude_outcome(native.decide(
+                    p,
+                    now,
+                    &mut scratch,
+                    crate::cel::jit::Params::Drop,
+                ))
+            })
             .filter(|d: &Decision| d.publish)
             .count()
     })

@@ -26,7 +26,7 @@ pub fn run(
     let mut line = Vec::with_capacity(512);
     for_each_resource(input, origin, |json| {
         let resource = Arc::new(Resource::from_json(json));
-        let decision = program.evaluate(&resource, now, &mut scratch);
+        let decision = program.explain(&resource, now, &mut scratch);
         line.clear();
         let report = report(program.program(), &resource, &decision, &scratch.slots);
         serde_json::to_writer(&mut line, &report).map_err(|e| CmdError::Write(e.into()))?;

@@ -169,9 +169,9 @@ async fn serve(
     info!("Initialized broker publisher");
 
     let daemon = Daemon::new(&config, rules, api, publisher);
-    let health = daemon.health.clone();
-    health.watch_broker(daemon.publisher.liveness());
-    let metrics = daemon.metrics.clone();
+    let health = daemon.health().clone();
+    health.watch_broker(daemon.broker_liveness());
+    let metrics = daemon.metrics().clone();
     let health_addr = health::parse_bind_address(&args.health_addr)
         .map_err(|e| startup("--health-server-bindaddress", e))?;
     let metrics_addr = health::parse_bind_address(&args.metrics_addr)

@@ -11,7 +11,6 @@
 //! fail fast, and reconnects are attempted on later publishes with exponential backoff.
 
 use crate::daemon::event::Event;
-use crate::resource::Text;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -183,25 +182,38 @@ pub async fn connect(cfg: &BrokerConfig, topic: &str) -> Result<Publisher, Broke
     }
 }
 
-impl Publisher {
-    /// Publishes the events in order; one result per event, in the same order.
-    pub async fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
-        self.publish_batch_keyed(events, &[]).await
-    }
+/// What a publisher publishes: an event, and the key that orders it among others (the
+/// resource's id) where the broker orders messages.
+pub trait Outbound: Sync {
+    /// The event.
+    fn event(&self) -> &Event;
 
-    /// As [`Publisher::publish_batch`], with each event's resource id (`ids[i]` for
-    /// `events[i]`): Pub/Sub's ordering key when `enable_message_ordering` is set, unused
+    /// Its ordering key, if any.
+    fn ordering_key(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// An event alone, without an ordering key.
+impl Outbound for Event {
+    fn event(&self) -> &Event {
+        self
+    }
+}
+
+impl Publisher {
+    /// Publishes the messages' events in order; one result per message, in the same order.
+    /// A message's ordering key is used by Pub/Sub with `enable_message_ordering`, unused
     /// elsewhere.
-    pub async fn publish_batch_keyed(
+    pub async fn publish_batch<M: Outbound>(
         &mut self,
-        events: &[Event],
-        ids: &[Text],
+        messages: &[M],
     ) -> Vec<Result<(), PublishError>> {
         match self {
-            Publisher::Rabbit(p) => p.publish_batch(events).await,
-            Publisher::PubSub(p) => p.publish_batch(events, ids).await,
-            Publisher::Stdout(p) => p.publish_batch(events),
-            Publisher::Memory(p) => p.publish_batch(events),
+            Publisher::Rabbit(p) => p.publish_batch(messages).await,
+            Publisher::PubSub(p) => p.publish_batch(messages).await,
+            Publisher::Stdout(p) => p.publish_batch(messages),
+            Publisher::Memory(p) => p.publish_batch(messages),
         }
     }
 
@@ -328,12 +340,12 @@ impl StdoutPublisher {
     }
 
     /// Writes one line per event and flushes once at the end.
-    pub fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
-        let mut results: Vec<Result<(), PublishError>> = events
+    pub fn publish_batch<M: Outbound>(&mut self, messages: &[M]) -> Vec<Result<(), PublishError>> {
+        let mut results: Vec<Result<(), PublishError>> = messages
             .iter()
-            .map(|event| {
+            .map(|m| {
                 self.buf.clear();
-                event.encode_into(&mut self.buf);
+                m.event().encode_into(&mut self.buf);
                 self.buf.push(b'\n');
                 self.out
                     .write_all(&self.buf)

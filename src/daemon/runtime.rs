@@ -10,7 +10,7 @@
 //! no further page is started.
 
 use super::api::{ApiClient, ApiClientConfig, ApiError, search_from_selector};
-use super::broker::Publisher;
+use super::broker::{Outbound, PublishError, Publisher};
 use super::config::Config;
 use super::event::Event;
 use super::health::HealthState;
@@ -19,8 +19,10 @@ use super::telemetry::{self, Tracing};
 use crate::cel::time::Timestamp;
 use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
 use crate::rules::Rules;
+use crate::rules::decision::Scratch;
 use opentelemetry::{Context, KeyValue};
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -29,26 +31,65 @@ use tracing::{debug, error, info, warn};
 /// How long a page already being published may take to finish once shutdown is requested.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Everything one sentinel loop needs.
+/// One sentinel loop: what it lists, how it decides, where it publishes, what it reports.
+/// Built by [`Daemon::new`]; read through its accessors.
 pub struct Daemon {
     /// `clusters`, `nodepools`, …
-    pub resource_type: String,
+    resource_type: String,
     /// The label search built from resource_selector, if any.
-    pub search: Option<String>,
-    /// The broker topic (for logs and metrics).
-    pub topic: String,
+    search: Option<String>,
+    /// The broker topic (for logs, metrics and the publish spans).
+    topic: String,
     /// How often a cycle starts.
-    pub poll_interval: Duration,
+    poll_interval: Duration,
     /// The compiled rules.
-    pub rules: Arc<Rules>,
+    rules: Arc<Rules>,
     /// The HyperFleet API client.
-    pub api: ApiClient,
+    api: ApiClient,
     /// Where events go.
-    pub publisher: Publisher,
+    publisher: Publisher,
     /// Prometheus metrics.
-    pub metrics: Metrics,
+    metrics: Metrics,
     /// What /healthz and /readyz report.
-    pub health: Arc<HealthState>,
+    health: Arc<HealthState>,
+}
+
+/// What the loop does with one resource.
+// Not boxed: a due resource's step is moved once, into the page's vector; a box would be an
+// allocation per event.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// A resource without an id: counted in the total only, as in Go.
+    Ignored,
+    /// Skipped by the rules, or too large to decode.
+    Skipped,
+    /// Due: its event goes out with the page.
+    Publish(Outgoing),
+}
+
+/// A due resource's event on its way out, with what travels with it.
+pub struct Outgoing {
+    event: Event,
+    /// The ordering key: the resource's id (a share of the page, no copy).
+    key: Text,
+    /// The resource's evaluate and publish spans, when the cycle is traced.
+    spans: Option<Spans>,
+}
+
+/// The spans of one published resource.
+struct Spans {
+    evaluate: Context,
+    publish: Context,
+}
+
+impl Outbound for Outgoing {
+    fn event(&self) -> &Event {
+        &self.event
+    }
+
+    fn ordering_key(&self) -> Option<&str> {
+        Some(self.key.as_str())
+    }
 }
 
 /// What one cycle did.
@@ -120,24 +161,87 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// `clusters`, `nodepools`, …
+    pub fn resource_type(&self) -> &str {
+        &self.resource_type
+    }
+
+    /// How often a cycle starts.
+    pub fn poll_interval(&self) -> Duration {
+        self.poll_interval
+    }
+
+    /// The HyperFleet API client it lists with.
+    pub fn api(&self) -> &ApiClient {
+        &self.api
+    }
+
+    /// The same loop listing through `api` (another client of the same API: tests use it to
+    /// turn tracing on).
+    pub fn with_api(self, api: ApiClient) -> Daemon {
+        Daemon { api, ..self }
+    }
+
+    /// The compiled rules it decides with.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Its Prometheus metrics (shared with the `/metrics` server).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// What /healthz and /readyz report (shared with the health server).
+    pub fn health(&self) -> &Arc<HealthState> {
+        &self.health
+    }
+
+    /// The publisher's connection, as readiness reads it.
+    pub fn broker_liveness(&self) -> super::broker::Liveness {
+        self.publisher.liveness()
+    }
+
+    /// Closes the publisher, waiting a bounded time for outstanding confirms.
+    pub async fn close(&mut self) -> Result<(), PublishError> {
+        self.publisher.close().await
+    }
+
     /// Runs cycles until `shutdown` turns true, then closes the publisher (waiting a bounded
-    /// time for outstanding confirms).
+    /// time for outstanding confirms): `serve`'s loop, on the wall clock.
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         info!(subset = %self.resource_type, topic = %self.topic,
             "Starting sentinel resource_type={} poll_interval={}", self.resource_type,
             super::config::go_duration_string(self.poll_interval));
+        self.run_with(wall_clock, |_, _| ControlFlow::Continue(()), &mut shutdown)
+            .await;
+        info!("Stopping sentinel due to shutdown signal");
+        if let Err(e) = self.close().await {
+            warn!(error = %e, "Closing the broker connection failed");
+        }
+    }
+
+    /// The loop: a cycle at `clock()` every `poll_interval` (at once after an overrun), each
+    /// one's report and duration handed to `on_cycle`, until `shutdown` turns true or
+    /// `on_cycle` breaks. [`Daemon::run`] runs it on the wall clock; `simulate` on its
+    /// simulated clock.
+    pub async fn run_with(
+        &mut self,
+        clock: impl Fn() -> Timestamp,
+        mut on_cycle: impl FnMut(CycleReport, Duration) -> ControlFlow<()>,
+        shutdown: &mut watch::Receiver<bool>,
+    ) {
         while !*shutdown.borrow() {
             let started = Instant::now();
-            self.cycle(wall_clock(), &mut shutdown).await;
+            let report = self.cycle(clock(), shutdown).await;
+            if on_cycle(report, started.elapsed()).is_break() || *shutdown.borrow() {
+                return;
+            }
             let next = tokio::time::Instant::from_std(started + self.poll_interval);
             tokio::select! {
                 _ = tokio::time::sleep_until(next) => {}
-                _ = stopped(&mut shutdown) => {}
+                _ = stopped(shutdown) => return,
             }
-        }
-        info!("Stopping sentinel due to shutdown signal");
-        if let Err(e) = self.publisher.close().await {
-            warn!(error = %e, "Closing the broker connection failed");
         }
     }
 
@@ -168,6 +272,7 @@ impl Daemon {
         let traced = Traced {
             tracing,
             poll: poll.clone(),
+            topic: self.topic.clone(),
             publish_name: Cow::Owned(format!("{} publish", self.topic)),
             messaging_system: self.publisher.messaging_system(),
         };
@@ -201,11 +306,8 @@ impl Daemon {
             self.search.as_deref(),
             self.rules.projection.clone(),
         );
-        let mut scratch = crate::rules::decision::Scratch::default();
-        let mut events: Vec<Event> = Vec::new();
-        let mut ids: Vec<Text> = Vec::new();
-        // (evaluate, publish) span contexts of `events`, in step with them; empty untraced.
-        let mut spans: Vec<(Context, Context)> = Vec::new();
+        let mut scratch = Scratch::default();
+        let mut outgoing: Vec<Outgoing> = Vec::new();
         loop {
             let page = tokio::select! {
                 biased;
@@ -226,58 +328,19 @@ impl Daemon {
                     return report;
                 }
             };
-            events.clear();
-            ids.clear();
-            spans.clear();
+            outgoing.clear();
             for resource in page.items {
                 report.total += 1;
-                let resource = Arc::new(resource);
-                let id = resource.id().map_or("", |t| t.as_str());
-                let eval = traced.and_then(|t| t.evaluate(&self.resource_type, id));
-                // The evaluate span is current for this resource's log lines (no await inside).
-                let _current = eval.clone().map(Context::attach);
-                if id.is_empty() {
-                    // As in Go: counted in the total only, neither skipped nor in a metric.
-                    let kind = resource.kind().map_or("", |t| t.as_str());
-                    warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty ID kind={kind}");
-                    continue;
-                }
-                if let Some(bytes) = resource.too_large() {
-                    warn!(subset = %self.resource_type, bytes, limit = MAX_RESOURCE_BYTES,
-                        "Skipping resource larger than the limit resource_id={id}");
-                    self.metrics.skipped(TOO_LARGE_REASON);
-                    report.skipped += 1;
-                    if let Some(eval) = &eval {
-                        Traced::decided(eval, TOO_LARGE_REASON);
+                match self.step(resource, now, &mut scratch, traced) {
+                    Step::Ignored => {}
+                    Step::Skipped => report.skipped += 1,
+                    Step::Publish(out) => {
+                        pending += 1;
+                        outgoing.push(out);
                     }
-                    continue;
                 }
-                let decision = self.rules.decision.decide(&resource, now, &mut scratch);
-                let reason = decision.reason.text();
-                if let Some(eval) = &eval {
-                    Traced::decided(eval, &reason);
-                }
-                if !decision.publish {
-                    self.metrics.skipped(&reason);
-                    debug!(decision_reason = %reason, subset = %self.resource_type, "Skipped resource resource_id={id}");
-                    report.skipped += 1;
-                    continue;
-                }
-                pending += 1;
-                let mut event = self.event(&resource, decision.reason.shared_text());
-                if let (Some(t), Some(eval)) = (traced, eval) {
-                    let publish = t.publish(&eval, &event);
-                    event.traceparent = telemetry::traceparent(&publish);
-                    spans.push((eval, publish));
-                }
-                events.push(event);
-                // A share of the page (no copy), as the resource holds it.
-                ids.push(resource.id_text());
             }
-            if !self
-                .publish_or_stop(&events, &ids, &spans, &mut report, shutdown)
-                .await
-            {
+            if !self.publish_or_stop(&outgoing, &mut report, shutdown).await {
                 return report;
             }
         }
@@ -288,6 +351,61 @@ impl Daemon {
             report.total, self.metrics.selector_count());
         self.finish(&report, pending, started);
         report
+    }
+
+    /// Decides for one resource: logs, counts and traces the decision, and builds the event
+    /// of a due one.
+    fn step(
+        &self,
+        resource: Resource,
+        now: Timestamp,
+        scratch: &mut Scratch,
+        traced: Option<&Traced>,
+    ) -> Step {
+        let resource = Arc::new(resource);
+        let id = resource.id().map_or("", |t| t.as_str());
+        let evaluate = traced.and_then(|t| t.evaluate(&self.resource_type, id));
+        // The evaluate span is current for this resource's log lines (no await inside).
+        let _current = evaluate.clone().map(Context::attach);
+        if id.is_empty() {
+            // As in Go: counted in the total only, neither skipped nor in a metric.
+            let kind = resource.kind().map_or("", |t| t.as_str());
+            warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty ID kind={kind}");
+            return Step::Ignored;
+        }
+        if let Some(bytes) = resource.too_large() {
+            warn!(subset = %self.resource_type, bytes, limit = MAX_RESOURCE_BYTES,
+                "Skipping resource larger than the limit resource_id={id}");
+            self.metrics.skipped(TOO_LARGE_REASON);
+            if let Some(evaluate) = &evaluate {
+                Traced::decided(evaluate, TOO_LARGE_REASON);
+            }
+            return Step::Skipped;
+        }
+        let decision = self.rules.decision.decide(&resource, now, scratch);
+        let reason = decision.reason.text();
+        if let Some(evaluate) = &evaluate {
+            Traced::decided(evaluate, &reason);
+        }
+        if !decision.publish {
+            self.metrics.skipped(&reason);
+            debug!(decision_reason = %reason, subset = %self.resource_type, "Skipped resource resource_id={id}");
+            return Step::Skipped;
+        }
+        let mut event = self.event(&resource, decision.reason.shared_text());
+        let spans = match (traced, evaluate) {
+            (Some(t), Some(evaluate)) => {
+                let publish = t.publish(&evaluate, &event);
+                event.traceparent = telemetry::traceparent(&publish);
+                Some(Spans { evaluate, publish })
+            }
+            _ => None,
+        };
+        Step::Publish(Outgoing {
+            event,
+            key: resource.id_text(),
+            spans,
+        })
     }
 
     fn event(&self, resource: &Arc<Resource>, reason: Arc<str>) -> Event {
@@ -302,20 +420,18 @@ impl Daemon {
     /// [`SHUTDOWN_GRACE`]. False when the cycle must stop here.
     async fn publish_or_stop(
         &mut self,
-        events: &[Event],
-        ids: &[Text],
-        spans: &[(Context, Context)],
+        outgoing: &[Outgoing],
         report: &mut CycleReport,
         shutdown: &mut watch::Receiver<bool>,
     ) -> bool {
         let resource_type = self.resource_type.clone();
-        let publishing = self.publish(events, ids, spans, report);
+        let publishing = self.publish(outgoing, report);
         tokio::pin!(publishing);
         tokio::select! {
             biased;
             () = &mut publishing => true,
             () = stopped(shutdown) => {
-                info!(subset = %resource_type, pending = events.len(),
+                info!(subset = %resource_type, pending = outgoing.len(),
                     "Shutdown requested, waiting for the current page's publishes to finish");
                 if tokio::time::timeout(SHUTDOWN_GRACE, publishing).await.is_err() {
                     warn!(subset = %resource_type,
@@ -326,27 +442,21 @@ impl Daemon {
         }
     }
 
-    async fn publish(
-        &mut self,
-        events: &[Event],
-        ids: &[Text],
-        spans: &[(Context, Context)],
-        report: &mut CycleReport,
-    ) {
-        if events.is_empty() {
+    async fn publish(&mut self, outgoing: &[Outgoing], report: &mut CycleReport) {
+        if outgoing.is_empty() {
             return;
         }
-        let results = self.publisher.publish_batch_keyed(events, ids).await;
-        for (i, (id, result)) in ids.iter().zip(results).enumerate() {
-            let span = spans.get(i);
+        let results = self.publisher.publish_batch(outgoing).await;
+        for (out, result) in outgoing.iter().zip(results) {
+            let id = &out.key;
             // The result's log line is written under the resource's evaluate span, as in Go.
-            let _current = span.map(|(eval, _)| eval.clone().attach());
-            if let (Some((_, publish)), Err(_)) = (span, &result) {
-                telemetry::fail(publish, "publish failed");
-            }
-            if let Some((eval, publish)) = span {
-                telemetry::end(publish);
-                telemetry::end(eval);
+            let _current = out.spans.as_ref().map(|s| s.evaluate.clone().attach());
+            if let Some(spans) = &out.spans {
+                if result.is_err() {
+                    telemetry::fail(&spans.publish, "publish failed");
+                }
+                telemetry::end(&spans.publish);
+                telemetry::end(&spans.evaluate);
             }
             match result {
                 Ok(()) => {
@@ -387,6 +497,7 @@ impl Daemon {
 struct Traced {
     tracing: Tracing,
     poll: Context,
+    topic: String,
     publish_name: Cow<'static, str>,
     messaging_system: &'static str,
 }
@@ -415,13 +526,12 @@ impl Traced {
 
     /// The `<topic> publish` span of `event`, child of its evaluate span.
     fn publish(&self, eval: &Context, event: &Event) -> Context {
-        let topic = self.publish_name.strip_suffix(" publish").unwrap_or("");
         self.tracing
             .start(self.publish_name.clone(), Some(eval), || {
                 vec![
                     KeyValue::new("messaging.system", self.messaging_system),
                     KeyValue::new("messaging.operation.type", "publish"),
-                    KeyValue::new("messaging.destination.name", topic.to_string()),
+                    KeyValue::new("messaging.destination.name", self.topic.clone()),
                     KeyValue::new("messaging.message.id", event.id.to_string()),
                 ]
             })

@@ -2,15 +2,15 @@
 //! result, giving a [`Decision`] to publish or skip.
 //!
 //! Takes the param and result source texts, compiles them once ([`Program::compile`], and to
-//! native code with [`Compiled::new`]) and then decides per resource ([`Program::evaluate`],
-//! [`Compiled::decide`]). Invariant: a `Program` that compiled cannot fail
+//! native code with [`Compiled::new`]) and then decides per resource ([`Program::interpret`],
+//! [`Compiled::decide`], [`Compiled::explain`]). Invariant: a `Program` that compiled cannot fail
 //! to evaluate for lack of a name or overload: every failure at decision time is a CEL runtime
 //! error of that one resource, reported in the decision's reason.
 
 use crate::cel::check::{VarDecl, check_with_warnings};
 use crate::cel::diag::{self, Diagnostic};
 use crate::cel::interp::{self, Activation};
-use crate::cel::jit::{self, JitError, JitProgram, Outcome};
+use crate::cel::jit::{self, JitError, JitProgram, Outcome, Params};
 use crate::cel::time::Timestamp;
 use crate::cel::typed::TExpr;
 use crate::cel::typed::Var;
@@ -437,11 +437,11 @@ impl Program {
         }
     }
 
-    /// Decides for one resource, filling `slots` with the values of the params evaluated, in
-    /// authored order. As in the Go sentinel, the first param that fails decides: the resource
+    /// Decides for one resource on the reference interpreter, filling `slots` with the values
+    /// of the params evaluated, in authored order. As in the Go sentinel, the first param that fails decides: the resource
     /// is skipped with that param named, and later params are not evaluated. `slots` is cleared
     /// first; pass the same vector for every resource to avoid allocation.
-    pub fn evaluate(
+    pub fn interpret(
         &self,
         resource: &Arc<Resource>,
         now: Timestamp,
@@ -566,7 +566,7 @@ impl fmt::Debug for Compiled {
 /// scratch space. Reuse one per thread: steady-state decisions do not allocate.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    /// The params evaluated by the last [`Compiled::evaluate`], in authored order (up to and
+    /// The params evaluated by the last [`Compiled::explain`], in authored order (up to and
     /// including a failing one).
     pub slots: Vec<EvalResult>,
     jit: jit::Scratch,
@@ -660,14 +660,14 @@ impl Compiled {
     }
 
     /// Decides for one resource, leaving every evaluated param's value in `scratch.slots` (as
-    /// [`Program::evaluate`] does).
-    pub fn evaluate(
+    /// [`Program::interpret`] does): what `sentinel eval` prints.
+    pub fn explain(
         &self,
         resource: &Arc<Resource>,
         now: Timestamp,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.run(resource, now, scratch, true)
+        self.run(resource, now, scratch, Params::Keep)
     }
 
     /// Decides for one resource without keeping param values (the daemon's hot path).
@@ -677,7 +677,7 @@ impl Compiled {
         now: Timestamp,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.run(resource, now, scratch, false)
+        self.run(resource, now, scratch, Params::Drop)
     }
 
     fn run(
@@ -685,21 +685,21 @@ impl Compiled {
         resource: &Arc<Resource>,
         now: Timestamp,
         scratch: &mut Scratch,
-        keep: bool,
+        params: Params,
     ) -> Decision {
         let Some(native) = &self.jit else {
-            return self.program.evaluate(resource, now, &mut scratch.slots);
+            return self.program.interpret(resource, now, &mut scratch.slots);
         };
         native.prepare(resource, &mut scratch.prepared);
-        let outcome = native.decide(&scratch.prepared, now, &mut scratch.jit, keep);
+        let outcome = native.decide(&scratch.prepared, now, &mut scratch.jit, params);
         scratch.slots.clear();
-        if keep {
+        if params == Params::Keep {
             scratch.jit.take_params(&mut scratch.slots);
         }
         self.conclude_outcome(outcome)
     }
 
-    /// Turns the native code's outcome into a decision, as [`Program::evaluate`] would.
+    /// Turns the native code's outcome into a decision, as [`Program::interpret`] would.
     #[inline(always)]
     pub fn conclude_outcome(&self, outcome: Outcome) -> Decision {
         match outcome {

@@ -66,10 +66,51 @@ impl RulesSource<'static> {
     };
 }
 
+/// How compiled rules run: which engine decides, and what the page decoder decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RulesOptions {
+    /// The engine of the decision.
+    pub engine: Engine,
+    /// Whether pages are decoded under the rules' projection or completely.
+    pub decode: Decode,
+}
+
+/// What the page decoder decodes for a config's rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decode {
+    /// The fields the rules and the daemon read ([`projection`]): `serve`'s way.
+    Projected,
+    /// Everything ([`Projection::all`]).
+    Complete,
+}
+
+impl RulesOptions {
+    /// `serve`'s: native code, pages decoded under the rules' projection.
+    pub const SERVE: RulesOptions = RulesOptions {
+        engine: Engine::Jit,
+        decode: Decode::Projected,
+    };
+
+    /// The reference every other way must agree with: the interpreter, pages decoded
+    /// completely.
+    pub const REFERENCE: RulesOptions = RulesOptions {
+        engine: Engine::Interp,
+        decode: Decode::Complete,
+    };
+}
+
 impl Rules {
     /// Compiles the rules' expressions (native code for the decision), reporting every problem
     /// of every expression. Takes a [`RulesSource`] or anything that gives one (a loaded config).
     pub fn compile<'a>(source: impl Into<RulesSource<'a>>) -> Result<Rules, CompileError> {
+        Rules::compile_with(source, RulesOptions::SERVE)
+    }
+
+    /// [`Rules::compile`] to run as `options` say.
+    pub fn compile_with<'a>(
+        source: impl Into<RulesSource<'a>>,
+        options: RulesOptions,
+    ) -> Result<Rules, CompileError> {
         let source = source.into();
         let default_rules;
         let decision_source = match source.decision {
@@ -83,8 +124,11 @@ impl Rules {
         let message_data = MessageDataProgram::compile(source.message_data);
         match (decision, message_data) {
             (Ok(decision), Ok(message_data)) => Ok(Rules {
-                projection: projection(&decision, &message_data),
-                decision: prepare(decision, Engine::Jit),
+                projection: match options.decode {
+                    Decode::Projected => projection(&decision, &message_data),
+                    Decode::Complete => Arc::new(Projection::all()),
+                },
+                decision: prepare(decision, options.engine),
                 message_data,
             }),
             (d, m) => {
@@ -113,6 +157,9 @@ pub fn projection(decision: &Program, message_data: &MessageDataProgram) -> Arc<
 /// Readies a program for `engine`. Native code generation failing is a bug of the JIT, never of
 /// the config: the rules then run on the reference interpreter, with a warning.
 fn prepare(program: Program, engine: Engine) -> Compiled {
+    if engine == Engine::Interp {
+        return Compiled::interpreted(program);
+    }
     match Compiled::new(program.clone(), engine) {
         Ok(compiled) => compiled,
         Err(e) => {

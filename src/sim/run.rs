@@ -14,6 +14,7 @@ use super::simulation::Simulation;
 use crate::daemon::runtime::{CycleReport, Daemon};
 use serde::Serialize;
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -286,8 +287,8 @@ pub fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// One sentinel's loop, as [`Daemon::run`] does it, reporting each cycle; gives the daemon
-/// back when stopped or after `cycles` cycles.
+/// One sentinel's loop ([`Daemon::run_with`] on the simulation's clock), reporting each cycle;
+/// gives the daemon back when stopped or after `cycles` cycles.
 async fn drive(
     lane: usize,
     mut daemon: Daemon,
@@ -297,24 +298,22 @@ async fn drive(
     cycles: Option<u64>,
 ) -> Daemon {
     let mut done = 0u64;
-    loop {
-        let started = Instant::now();
-        let report = daemon.cycle(to_timestamp(clock.now()), &mut stop).await;
+    let on_cycle = |report, elapsed| {
         let _ = tx.send(Cycle {
             lane,
             report,
-            elapsed: started.elapsed(),
+            elapsed,
         });
         done += 1;
-        if *stop.borrow() || cycles.is_some_and(|c| done >= c) {
-            return daemon;
+        match cycles.is_some_and(|c| done >= c) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
         }
-        let next = tokio::time::Instant::from_std(started + daemon.poll_interval);
-        tokio::select! {
-            _ = tokio::time::sleep_until(next) => {}
-            _ = stop.changed() => return daemon,
-        }
-    }
+    };
+    daemon
+        .run_with(|| to_timestamp(clock.now()), on_cycle, &mut stop)
+        .await;
+    daemon
 }
 
 /// Writes the progress line.

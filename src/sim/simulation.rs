@@ -397,7 +397,7 @@ impl Simulation {
         let _ = self.stop_tx.send(true);
         for lane in self.lanes.drain(..) {
             if let Some(mut daemon) = lane.daemon {
-                let _ = daemon.publisher.close().await;
+                let _ = daemon.close().await;
             }
             match lane.queues {
                 Queues::Rabbit { queues, .. } => queues.close().await,

@@ -372,7 +372,7 @@ fn run_decision(case: &Json, bound: &Bound) -> Result<(), String> {
         }
     };
     let mut slots = Vec::new();
-    let decision = program.evaluate(&bound.resource, bound.now, &mut slots);
+    let decision = program.interpret(&bound.resource, bound.now, &mut slots);
     // The JIT must decide the same, with the same param values.
     let native = sentinel::rules::decision::Compiled::new(
         program.clone(),
@@ -380,7 +380,7 @@ fn run_decision(case: &Json, bound: &Bound) -> Result<(), String> {
     )
     .map_err(|e| format!("jit: {e}"))?;
     let mut scratch = sentinel::rules::decision::Scratch::default();
-    let native_decision = native.evaluate(&bound.resource, bound.now, &mut scratch);
+    let native_decision = native.explain(&bound.resource, bound.now, &mut scratch);
     if native_decision != decision || format!("{:?}", scratch.slots) != format!("{slots:?}") {
         return Err(format!(
             "jit disagrees: interp {decision:?} {slots:?}, jit {native_decision:?} {:?}",

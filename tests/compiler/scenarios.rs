@@ -43,7 +43,7 @@ struct Outcome {
 fn decide(program: &Program, json: Json) -> Outcome {
     let r = Arc::new(Resource::from_json(json));
     let mut slots = Vec::new();
-    let d = program.evaluate(&r, now(), &mut slots);
+    let d = program.interpret(&r, now(), &mut slots);
     let params = program
         .params
         .iter()
@@ -491,7 +491,7 @@ fn a_failing_param_names_itself_as_the_reason() {
     })
     .unwrap();
     let r = Arc::new(Resource::from_json(json!({"id": "x"})));
-    let d = program.evaluate(&r, now(), &mut Vec::new());
+    let d = program.interpret(&r, now(), &mut Vec::new());
     assert!(!d.publish);
     assert!(matches!(&d.reason, Reason::ParamFailed { name, .. } if &**name == "t"));
     assert!(

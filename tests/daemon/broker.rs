@@ -256,7 +256,7 @@ async fn batches_keep_order_with_and_without_confirms() {
             assert_eq!(msg.data, ev.to_bytes(), "confirm={confirm}");
             assert_eq!(msg.properties, watermill_properties(ev.id));
         }
-        assert!(publisher.publish_batch(&[]).await.is_empty());
+        assert!(publisher.publish_batch::<Event>(&[]).await.is_empty());
         publisher.close().await.expect("close waits for confirms");
         let after = publisher.publish_batch(&[event(99)]).await;
         assert!(
@@ -1132,10 +1132,28 @@ fn pubsub_options(emulator: &pubsub::Emulator) -> PubSubOptions {
     }
 }
 
-fn resource_ids(events: &[Event]) -> Vec<sentinel::resource::Text> {
+/// An event with its resource id as the ordering key, as the daemon publishes it.
+struct Keyed(Event, String);
+
+impl sentinel::daemon::broker::Outbound for Keyed {
+    fn event(&self) -> &Event {
+        &self.0
+    }
+
+    fn ordering_key(&self) -> Option<&str> {
+        Some(&self.1)
+    }
+}
+
+fn keyed(events: &[Event]) -> Vec<Keyed> {
     events
         .iter()
-        .map(|e| sentinel::resource::Text::owned(e.data["id"].as_str().expect("event data id")))
+        .map(|e| {
+            Keyed(
+                e.clone(),
+                e.data["id"].as_str().expect("event data id").to_string(),
+            )
+        })
         .collect()
 }
 
@@ -1156,11 +1174,7 @@ async fn pubsub_page_is_the_rabbitmq_body_with_the_watermill_attribute() {
     );
     let events: Vec<Event> = (0..25).map(event).collect();
     // Ordering is off: the ids are not used as ordering keys.
-    all_ok(
-        &publisher
-            .publish_batch(&events, &resource_ids(&events))
-            .await,
-    );
+    all_ok(&publisher.publish_batch(&keyed(&events)).await);
     let pulled = emulator
         .pull_exactly(&sub, events.len(), Duration::from_secs(30))
         .await;
@@ -1200,7 +1214,7 @@ async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
     let events = [event(1), event(2), event(3)];
     let full = format!("projects/{}/topics/{topic}", pubsub::PROJECT);
     for _ in 0..2 {
-        let results = publisher.publish_batch(&events, &[]).await;
+        let results = publisher.publish_batch(&events).await;
         assert_eq!(results.len(), events.len());
         for r in &results {
             assert_eq!(
@@ -1225,7 +1239,7 @@ async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
     emulator.create_topic(&topic).await;
     let sub = format!("{topic}-adapter");
     emulator.subscribe(&topic, &sub, false).await;
-    all_ok(&publisher.publish_batch(&events, &[]).await);
+    all_ok(&publisher.publish_batch(&events).await);
     assert_eq!(
         emulator
             .pull_exactly(&sub, events.len(), Duration::from_secs(30))
@@ -1247,16 +1261,12 @@ async fn pubsub_missing_topic_is_created_when_configured() {
     assert!(!emulator.topic_exists(&topic).await);
     // Pub/Sub keeps messages only for subscriptions that exist when they are published, so
     // this first one is published to the new topic and heard by nobody.
-    all_ok(&publisher.publish_batch(&[event(1)], &[]).await);
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
     assert!(emulator.topic_exists(&topic).await, "created on first use");
     let sub = format!("{topic}-adapter");
     emulator.subscribe(&topic, &sub, false).await;
     let second = event(2);
-    all_ok(
-        &publisher
-            .publish_batch(std::slice::from_ref(&second), &[])
-            .await,
-    );
+    all_ok(&publisher.publish_batch(std::slice::from_ref(&second)).await);
     let pulled = emulator
         .pull_exactly(&sub, 1, Duration::from_secs(30))
         .await;
@@ -1278,12 +1288,8 @@ async fn pubsub_ordering_key_is_the_resource_id_when_enabled() {
     // Two events per resource, the second page after the first.
     let first: Vec<Event> = (0..4).map(event).collect();
     let second: Vec<Event> = (0..4).map(event).collect();
-    all_ok(&publisher.publish_batch(&first, &resource_ids(&first)).await);
-    all_ok(
-        &publisher
-            .publish_batch(&second, &resource_ids(&second))
-            .await,
-    );
+    all_ok(&publisher.publish_batch(&keyed(&first)).await);
+    all_ok(&publisher.publish_batch(&keyed(&second)).await);
     let pulled = emulator
         .pull_exactly(&sub, 8, Duration::from_secs(30))
         .await;
@@ -1345,7 +1351,7 @@ async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
     assert!(!down.is_connected());
     // Unreachable (no answer at all): publishes fail at once, naming the probe's finding,
     // instead of each page waiting out the publish timeout.
-    let results = down.publish_batch(&[event(1), event(2)], &[]).await;
+    let results = down.publish_batch(&[event(1), event(2)]).await;
     assert_eq!(results.len(), 2);
     for r in results {
         match r {

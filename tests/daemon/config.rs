@@ -1326,7 +1326,7 @@ fn page_regressions_decode_alike_complete_and_projected() {
                     "{:?}",
                     rules
                         .decision
-                        .evaluate(&std::sync::Arc::new(r), now, &mut scratch)
+                        .explain(&std::sync::Arc::new(r), now, &mut scratch)
                 )
             };
             assert_eq!(decide(c), decide(p), "{}", file.display());

@@ -81,7 +81,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
     }
 
     // Metrics by name and labels.
-    let text = daemon.metrics.render();
+    let text = daemon.metrics().render();
     assert_eq!(
         sample(&text, PUBLISHED, &base(&[("reason", MATCHED)])),
         Some(4.0)
@@ -105,7 +105,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
     assert_eq!(sample(&text, POLLS, &base(&[])), Some(1.0));
     assert!(series(&text, API_ERRORS).is_empty(), "{text}");
     assert!(series(&text, BROKER_ERRORS).is_empty(), "{text}");
-    let last = last_poll(&daemon.metrics);
+    let last = last_poll(daemon.metrics());
     assert!(last >= before.floor(), "last poll {last} before {before}");
     let broker_published = "hyperfleet_broker_messages_published_total";
     assert_eq!(
@@ -145,8 +145,8 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
         ids,
         ["cls-new", "cls-stale", "cls-unreconciled", "cls-bumped"]
     );
-    assert_eq!(published_metric(&daemon.metrics), 8.0);
-    daemon.publisher.close().await.expect("close");
+    assert_eq!(published_metric(daemon.metrics()), 8.0);
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -175,7 +175,7 @@ async fn a_fetch_failure_abandons_the_cycle() {
     let first = daemon.cycle(now(), &mut shutdown).await;
     assert!(first.completed && first.published == 6, "{first:?}");
     assert_eq!(rig.drain(&queue).await.len(), 6);
-    let last_success = last_poll(&daemon.metrics);
+    let last_success = last_poll(daemon.metrics());
     assert!(last_success > 0.0);
 
     // Page 2 fails on every attempt (retried, then given up): the cycle stops there.
@@ -194,11 +194,11 @@ async fn a_fetch_failure_abandons_the_cycle() {
     );
     let page_one: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
     assert_eq!(page_one, ids[..2], "page 1 published once, nothing after");
-    let text = daemon.metrics.render();
+    let text = daemon.metrics().render();
     let fetch_errors = base(&[("error_type", "fetch_error")]);
     assert_eq!(sample(&text, API_ERRORS, &fetch_errors), Some(1.0));
     assert_eq!(
-        last_poll(&daemon.metrics),
+        last_poll(daemon.metrics()),
         last_success,
         "last success moved"
     );
@@ -210,11 +210,11 @@ async fn a_fetch_failure_abandons_the_cycle() {
     assert!(third.completed && third.published == 6, "{third:?}");
     assert_eq!(rig.drain(&queue).await.len(), 6);
     assert_eq!(
-        sample(&daemon.metrics.render(), POLLS, &base(&[])),
+        sample(&daemon.metrics().render(), POLLS, &base(&[])),
         Some(2.0)
     );
-    assert!(last_poll(&daemon.metrics) >= last_success);
-    daemon.publisher.close().await.expect("close");
+    assert!(last_poll(daemon.metrics()) >= last_success);
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -259,7 +259,7 @@ async fn pages_fetched_ahead_are_published_in_api_order() {
     let mut pages = api.pages_requested();
     pages.sort_unstable();
     assert_eq!(pages, [1, 2, 3, 4, 5, 6], "each page requested once");
-    daemon.publisher.close().await.expect("close");
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -287,7 +287,7 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
     assert_eq!(daemon.cycle(now(), &mut shutdown).await.published, 3);
     assert_eq!(rig.drain(&queue).await.len(), 3);
     let ready = r#"{"checks":{"broker":"ok","sentinel_poll":"ok"},"status":"ok"}"#;
-    assert_eq!(daemon.health.readiness().1, ready);
+    assert_eq!(daemon.health().readiness().1, ready);
 
     proxy.cut();
     let down = daemon.cycle(now(), &mut shutdown).await;
@@ -301,13 +301,13 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
             completed: true,
         }
     );
-    let text = daemon.metrics.render();
+    let text = daemon.metrics().render();
     let publish_errors = base(&[("error_type", "publish_error")]);
     assert_eq!(sample(&text, BROKER_ERRORS, &publish_errors), Some(3.0));
-    assert_eq!(published_metric(&daemon.metrics), 3.0);
+    assert_eq!(published_metric(daemon.metrics()), 3.0);
     // Due resources count as pending whether or not their publish succeeded.
     assert_eq!(sample(&text, PENDING, &base(&[])), Some(3.0));
-    let (code, body) = daemon.health.readiness();
+    let (code, body) = daemon.health().readiness();
     assert_eq!(code, 503);
     assert_eq!(
         body,
@@ -324,9 +324,9 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
     assert_eq!(recovered.published, 3, "{recovered:?}");
     let after: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
     assert_eq!(after, ids);
-    assert_eq!(daemon.health.readiness().1, ready);
-    assert_eq!(published_metric(&daemon.metrics), 6.0);
-    daemon.publisher.close().await.expect("close");
+    assert_eq!(daemon.health().readiness().1, ready);
+    assert_eq!(published_metric(daemon.metrics()), 6.0);
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -380,11 +380,11 @@ async fn shutdown_mid_fetch_abandons_the_cycle() {
     let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
     assert_eq!(published, ids[..2]);
     assert_eq!(
-        sample(&daemon.metrics.render(), POLLS, &base(&[])),
+        sample(&daemon.metrics().render(), POLLS, &base(&[])),
         None,
         "an abandoned cycle is not a completed poll"
     );
-    daemon.publisher.close().await.expect("close");
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -410,7 +410,7 @@ async fn run_polls_every_interval_until_shutdown() {
     // requests, sequential ones make exactly one per cycle.
     api.api
         .inject(FaultRule::new(Fault::Delay(Duration::from_millis(100))).always());
-    let metrics = daemon.metrics.clone();
+    let metrics = daemon.metrics().clone();
     let (stop, shutdown) = no_shutdown();
     let running = tokio::spawn(daemon.run(shutdown));
     // Every cycle lists page 1 once; three cycles publish both resources three times.

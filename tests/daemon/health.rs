@@ -31,14 +31,14 @@ async fn health_and_readiness_follow_the_cycles() {
     let any_port: SocketAddr = "127.0.0.1:0".parse().expect("addr");
     let (health_addr, health_task) = health::serve(
         any_port,
-        health::health_router(daemon.health.clone()),
+        health::health_router(daemon.health().clone()),
         until_stopped(servers.clone()),
     )
     .await
     .expect("health server");
     let (metrics_addr, metrics_task) = health::serve(
         any_port,
-        health::metrics_router(daemon.metrics.clone()),
+        health::metrics_router(daemon.metrics().clone()),
         until_stopped(servers),
     )
     .await
@@ -74,7 +74,7 @@ async fn health_and_readiness_follow_the_cycles() {
     );
 
     // Shutting down: every check unavailable at once.
-    daemon.health.shutting_down();
+    daemon.health().shutting_down();
     let (code, _, body) = get(&readyz).await;
     assert_eq!(code, 503);
     assert_eq!(
@@ -84,7 +84,7 @@ async fn health_and_readiness_follow_the_cycles() {
     stop_servers.send(true).expect("servers listen");
     health_task.await.expect("health server stops");
     metrics_task.await.expect("metrics server stops");
-    daemon.publisher.close().await.expect("close");
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -109,7 +109,7 @@ async fn liveness_goes_stale_when_polls_stop() {
     let any_port: SocketAddr = "127.0.0.1:0".parse().expect("addr");
     let (addr, task) = health::serve(
         any_port,
-        health::health_router(daemon.health.clone()),
+        health::health_router(daemon.health().clone()),
         async move {
             let _ = servers.wait_for(|s| *s).await;
         },
@@ -128,7 +128,7 @@ async fn liveness_goes_stale_when_polls_stop() {
     assert_eq!((code, body.as_str()), (503, r#"{"status":"poll stale"}"#));
     stop_servers.send(true).expect("server listens");
     task.await.expect("server stops");
-    daemon.publisher.close().await.expect("close");
+    daemon.close().await.expect("close");
     rig.cleanup().await;
 }
 
@@ -156,7 +156,7 @@ async fn readiness_follows_the_broker_connection_without_publishing() {
     assert!(daemon.cycle(now(), &mut shutdown).await.completed);
     let ready = r#"{"checks":{"broker":"ok","sentinel_poll":"ok"},"status":"ok"}"#;
     assert_eq!(
-        daemon.health.readiness(),
+        daemon.health().readiness(),
         (200.try_into().expect("code"), ready.into())
     );
     let down = r#"{"checks":{"broker":"RabbitMQ connection is not established","sentinel_poll":"ok"},"status":"error"}"#;
@@ -164,7 +164,7 @@ async fn readiness_follows_the_broker_connection_without_publishing() {
     // A cut: 503 as soon as lapin sees the socket close, without a publish or a cycle.
     proxy.cut();
     let body = eventually("readiness to turn 503 after the cut", async || {
-        let (code, body) = daemon.health.readiness();
+        let (code, body) = daemon.health().readiness();
         (code != 200).then_some(body)
     })
     .await;
@@ -173,7 +173,7 @@ async fn readiness_follows_the_broker_connection_without_publishing() {
     proxy.restore();
     eventually("readiness to recover after the restore", async || {
         daemon.cycle(now(), &mut shutdown).await;
-        (daemon.health.readiness().0 == 200).then_some(())
+        (daemon.health().readiness().0 == 200).then_some(())
     })
     .await;
 
@@ -182,16 +182,16 @@ async fn readiness_follows_the_broker_connection_without_publishing() {
     let body = eventually(
         "readiness to turn 503 on a black-holed broker",
         async || {
-            let (code, body) = daemon.health.readiness();
+            let (code, body) = daemon.health().readiness();
             (code != 200).then_some(body)
         },
     )
     .await;
     assert_eq!(body, down);
     proxy.freeze(false);
-    daemon.publisher.close().await.expect("close");
+    daemon.close().await.expect("close");
     assert_eq!(
-        daemon.health.readiness().1,
+        daemon.health().readiness().1,
         r#"{"checks":{"broker":"RabbitMQ connection is closed","sentinel_poll":"ok"},"status":"error"}"#
     );
     rig.cleanup().await;

@@ -33,5 +33,6 @@ mod docs;
 mod health;
 mod on_pubsub;
 mod process;
+mod projection;
 mod simulate;
 mod traces;

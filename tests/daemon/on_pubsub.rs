@@ -104,10 +104,10 @@ async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
             completed: true,
         }
     );
-    let text = daemon.metrics.render();
+    let text = daemon.metrics().render();
     let publish_errors = base(&[("error_type", "publish_error")]);
     assert_eq!(sample(&text, BROKER_ERRORS, &publish_errors), Some(4.0));
-    assert_eq!(published_metric(&daemon.metrics), 2.0);
+    assert_eq!(published_metric(daemon.metrics()), 2.0);
     let lines = logs.lines(&topic);
     assert_eq!(
         messages_starting(&lines, "error", "Failed to publish event resource_id=").len(),
@@ -115,7 +115,7 @@ async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
         "{lines:?}"
     );
     let (code, body) = eventually("readiness to see the emulator gone", async || {
-        Some(daemon.health.readiness()).filter(|(c, _)| *c != 200)
+        Some(daemon.health().readiness()).filter(|(c, _)| *c != 200)
     })
     .await;
     assert_eq!(code, 503);
@@ -133,7 +133,7 @@ async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
     emulator.create_topic(&topic).await;
     emulator.subscribe(&topic, &sub, false).await;
     eventually("readiness to recover", async || {
-        (daemon.health.readiness().1 == ready).then_some(())
+        (daemon.health().readiness().1 == ready).then_some(())
     })
     .await;
     // The next cycle publishes every resource still due, each once.
@@ -144,8 +144,8 @@ async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
     let mut want = ids.clone();
     want.sort();
     assert_eq!(after, want, "every due resource once");
-    assert_eq!(published_metric(&daemon.metrics), 8.0);
-    daemon.publisher.close().await.expect("close");
+    assert_eq!(published_metric(daemon.metrics()), 8.0);
+    daemon.close().await.expect("close");
 }
 
 /// `serve` on an emulator of its own (the test may freeze it), its topic subscribed, over the

@@ -27,11 +27,11 @@ fn trace_settings() -> TraceSettings {
     TraceSettings::from_env(&env)
 }
 
-/// Makes `daemon`'s API client (and so its loop) trace with `tracing`.
-fn trace(daemon: &mut Daemon, tracing: Tracing) {
-    let mut config = daemon.api.config().clone();
+/// `daemon` with its API client (and so its loop) tracing with `tracing`.
+fn trace(daemon: Daemon, tracing: Tracing) -> Daemon {
+    let mut config = daemon.api().config().clone();
     config.tracing = tracing;
-    daemon.api = ApiClient::new(config).expect("api client");
+    daemon.with_api(ApiClient::new(config).expect("api client"))
 }
 
 /// Flushes the provider's last spans (shutdown is blocking: off the async workers).
@@ -54,7 +54,7 @@ async fn a_traced_cycle_exports_its_span_tree_over_grpc() {
         topic,
         queue,
         api,
-        mut daemon,
+        daemon,
     } = in_process(
         "traced",
         new_clusters(3),
@@ -72,7 +72,7 @@ async fn a_traced_cycle_exports_its_span_tree_over_grpc() {
         .build()
         .expect("gRPC exporter");
     let telemetry = telemetry::with_exporter(exporter, &trace_settings(), "9.9.9");
-    trace(&mut daemon, telemetry.tracing());
+    let mut daemon = trace(daemon, telemetry.tracing());
     let logs = logs();
     let (_tx, mut shutdown) = no_shutdown();
     let report = daemon.cycle(now(), &mut shutdown).await;
@@ -222,7 +222,7 @@ async fn a_failed_listing_marks_the_poll_span_failed() {
         topic: _,
         queue: _,
         api,
-        mut daemon,
+        daemon,
     } = in_process(
         "traced-fail",
         new_clusters(1),
@@ -245,7 +245,7 @@ async fn a_failed_listing_marks_the_poll_span_failed() {
             .expect("HTTP exporter")
     };
     let telemetry = telemetry::with_exporter(exporter, &trace_settings(), "9.9.9");
-    trace(&mut daemon, telemetry.tracing());
+    let mut daemon = trace(daemon, telemetry.tracing());
     let (_tx, mut shutdown) = no_shutdown();
     let report = daemon.cycle(now(), &mut shutdown).await;
     assert!(!report.completed);

@@ -53,6 +53,16 @@ pub enum JitError {
     Internal(String),
 }
 
+/// Whether a decision keeps the values of the params it evaluated (for `sentinel eval`) or
+/// drops them (the daemon's hot path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Params {
+    /// Keep every evaluated param's value.
+    Keep,
+    /// Keep nothing but the outcome.
+    Drop,
+}
+
 /// How a decision came out, before the rules layer makes it a `Decision`.
 #[derive(Clone, Debug)]
 pub enum Outcome {
@@ -302,7 +312,7 @@ impl JitProgram {
     }
 
     /// Decides for a prepared resource at `now` (for a [`JitProgram::compile_param`] slice, the
-    /// param's value is an [`Outcome::Value`]). With `keep_params`, `scratch.params()` holds
+    /// param's value is an [`Outcome::Value`]). With [`Params::Keep`], `scratch.params()` holds
     /// every evaluated param's value afterwards (up to and including a failing one).
     #[inline(always)]
     pub fn decide(
@@ -310,7 +320,7 @@ impl JitProgram {
         prepared: &Prepared,
         now: Timestamp,
         scratch: &mut Scratch,
-        keep_params: bool,
+        params: Params,
     ) -> Outcome {
         // `prepare` sets `program` after filling; a default `Prepared` has program 0, which no
         // program has.
@@ -337,7 +347,7 @@ impl JitProgram {
             compile::RET_TRUE => Outcome::Bool(true),
             _ => self.outcome(code, ctx),
         });
-        if keep_params {
+        if params == Params::Keep {
             let (n, failed) = match &outcome {
                 Outcome::ParamFailed(i, e) => (*i, Some(e.clone())),
                 _ => (self.code.tables.param_classes.len(), None),

@@ -6,8 +6,7 @@
 //!
 //! Invariant: a publish never blocks; the sink's answer is the event's result.
 
-use super::PublishError;
-use crate::daemon::event::Event;
+use super::{Outbound, PublishError};
 use std::sync::Arc;
 
 /// Where an in-process publisher delivers message bodies.
@@ -33,10 +32,11 @@ impl MemoryPublisher {
     }
 
     /// Encodes and delivers each event in order; one result per event.
-    pub fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
-        events
+    pub fn publish_batch<M: Outbound>(&mut self, messages: &[M]) -> Vec<Result<(), PublishError>> {
+        messages
             .iter()
-            .map(|event| {
+            .map(|m| {
+                let event = m.event();
                 self.buf.clear();
                 event.encode_into(&mut self.buf);
                 self.sink
@@ -50,6 +50,7 @@ impl MemoryPublisher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::daemon::event::Event;
     use std::sync::Mutex;
 
     struct Collect(Mutex<Vec<Vec<u8>>>);

@@ -24,10 +24,8 @@
 //! page's publishes by `publish_timeout`, and the client's own retries end within
 //! `publish_timeout`, so a message given up on is not published later behind the caller's back).
 
-use super::{BrokerError, Link, Liveness, PublishError};
+use super::{BrokerError, Link, Liveness, Outbound, PublishError};
 use crate::daemon::broker::config::PubSubConfig;
-use crate::daemon::event::Event;
-use crate::resource::Text;
 use google_cloud_gax::error::rpc::Code;
 use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::retry_policy::RetryPolicyExt;
@@ -239,14 +237,14 @@ impl PubSubPublisher {
     }
 
     /// Publishes the events as one flush of batched requests and awaits them together; one
-    /// result per event, in order. `keys[i]` is event i's ordering key (its resource id), used
-    /// only with `enable_message_ordering`; missing keys mean none.
-    pub async fn publish_batch(
+    /// result per event, in order. A message's ordering key (its resource id) is used only
+    /// with `enable_message_ordering`.
+    pub async fn publish_batch<M: Outbound>(
         &mut self,
-        events: &[Event],
-        keys: &[Text],
+        messages: &[M],
     ) -> Vec<Result<(), PublishError>> {
-        if events.is_empty() {
+        let n = messages.len();
+        if messages.is_empty() {
             return Vec::new();
         }
         if self.unreachable.load(Ordering::Acquire) {
@@ -259,14 +257,15 @@ impl PubSubPublisher {
                 reason,
                 retry_in: self.opts.probe_interval,
             };
-            return vec![Err(e); events.len()];
+            return vec![Err(e); n];
         }
         let deadline = tokio::time::Instant::now() + self.opts.publish_timeout;
         if let Err(e) = self.check_topic(deadline).await {
-            return vec![Err(e); events.len()];
+            return vec![Err(e); n];
         }
-        let mut pending = Vec::with_capacity(events.len());
-        for (i, event) in events.iter().enumerate() {
+        let mut pending = Vec::with_capacity(n);
+        for m in messages {
+            let event = m.event();
             let mut data = Vec::with_capacity(self.size_hint);
             event.encode_into(&mut data);
             self.size_hint = data.len();
@@ -274,9 +273,9 @@ impl PubSubPublisher {
                 .set_data(data)
                 .set_attributes([(UUID_ATTRIBUTE, event.id.to_string())]);
             if self.ordering
-                && let Some(key) = keys.get(i)
+                && let Some(key) = m.ordering_key()
             {
-                message = message.set_ordering_key(key.as_str());
+                message = message.set_ordering_key(key);
             }
             pending.push(self.publisher.publish(message));
         }
@@ -295,15 +294,15 @@ impl PubSubPublisher {
                     })
                     .collect(),
                 Err(_) => {
-                    vec![Err(PublishError::PublishTimeout(self.opts.publish_timeout)); events.len()]
+                    vec![Err(PublishError::PublishTimeout(self.opts.publish_timeout)); n]
                 }
             };
         if self.ordering {
             // A failure pauses the key in the client; the next cycle re-decides, so let it
             // publish again.
-            for (key, result) in keys.iter().zip(&results) {
-                if result.is_err() {
-                    self.publisher.resume_publish(key.as_str());
+            for (m, result) in messages.iter().zip(&results) {
+                if let (Some(key), Err(_)) = (m.ordering_key(), result) {
+                    self.publisher.resume_publish(key);
                 }
             }
         }

@@ -11,7 +11,7 @@
 //! spaced by exponential backoff, so a dead broker costs the caller an immediate error, not a hang.
 
 use super::config::{ExchangeType, RabbitConfig, mask_url, parse_url};
-use super::{BrokerError, Link, Liveness, PublishError};
+use super::{BrokerError, Link, Liveness, Outbound, PublishError};
 use crate::daemon::event::Event;
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
@@ -205,13 +205,16 @@ impl RabbitPublisher {
     /// Publishes the events in order, then (with publisher confirms) waits for the broker's
     /// confirms of the whole batch; one result per event. Writing and confirming the batch is
     /// bounded by `publish_timeout` (a blocked or half-open connection cannot stall it).
-    pub async fn publish_batch(&mut self, events: &[Event]) -> Vec<Result<(), PublishError>> {
-        if events.is_empty() {
+    pub async fn publish_batch<M: Outbound>(
+        &mut self,
+        messages: &[M],
+    ) -> Vec<Result<(), PublishError>> {
+        if messages.is_empty() {
             return Vec::new();
         }
         let channel = match self.ready().await {
             Ok(channel) => channel,
-            Err(e) => return vec![Err(e); events.len()],
+            Err(e) => return vec![Err(e); messages.len()],
         };
         let deadline = Instant::now() + self.opts.publish_timeout;
         // Every event of the batch is encoded into one buffer, then all publishes are queued
@@ -220,12 +223,13 @@ impl RabbitPublisher {
         // event.
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        let mut ends = Vec::with_capacity(events.len());
-        for event in events {
-            event.encode_into(&mut buf);
+        let mut ends = Vec::with_capacity(messages.len());
+        for m in messages {
+            m.event().encode_into(&mut buf);
             ends.push(buf.len());
         }
-        let publishes = events.iter().zip(&ends).scan(0, |start, (event, &end)| {
+        let events = messages.iter().map(Outbound::event);
+        let publishes = events.zip(&ends).scan(0, |start, (event, &end)| {
             let payload = &buf[*start..end];
             *start = end;
             Some(channel.basic_publish(
@@ -238,8 +242,8 @@ impl RabbitPublisher {
         });
         let written = timeout_at(deadline, futures_util::future::join_all(publishes)).await;
         self.buf = buf;
-        let mut results = Vec::with_capacity(events.len());
-        let mut pending = Vec::with_capacity(if self.confirm { events.len() } else { 0 });
+        let mut results = Vec::with_capacity(messages.len());
+        let mut pending = Vec::with_capacity(if self.confirm { messages.len() } else { 0 });
         match written {
             Ok(written) => {
                 let mut lost = None;
@@ -265,7 +269,7 @@ impl RabbitPublisher {
             Err(_) => {
                 self.drop_connection("publishing timed out");
                 let failure = format!("not written within {:?}", self.opts.publish_timeout);
-                results.resize(events.len(), Err(PublishError::Publish(failure)));
+                results.resize(messages.len(), Err(PublishError::Publish(failure)));
                 return results;
             }
         }
