@@ -1,7 +1,7 @@
 //! Page bytes → the daemon's page decoder → every resource decided by the default rules, as the
 //! daemon does with a list page, once decoded completely and once under the rules' projection
 //! (the one-pass skipper): both must accept or refuse the page alike and decide every resource
-//! alike; the same bytes as an error response's body (its excerpt) and,
+//! alike, and every completely decoded item must read as the JSON-tree decoder reads its text; the same bytes as an error response's body (its excerpt) and,
 //! as text, as a `Retry-After` header value → the retry decision at a time into the retries
 //! taken from the first bytes; and the first 20 bytes through the decoder's fast path for
 //! canonical UTC times, which must say what the general RFC 3339 parse says. Nothing may panic,
@@ -14,6 +14,7 @@ use sentinel::cel::time::{
     CANONICAL_MAX, canonical_rfc3339_parsed_in, parse_timestamp, parsed_if_canonical_utc,
 };
 use sentinel::rules::decision::Scratch;
+use sentinel::resource::decode_tree;
 use sentinel::rules::Rules;
 use sentinel::daemon::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
 use std::sync::{Arc, OnceLock};
@@ -42,6 +43,10 @@ fuzz_target!(|data: &[u8]| {
     let mut scratch = Scratch::default();
     let mut decide = |r| format!("{:?}", rules.decision.explain(&Arc::new(r), now, &mut scratch));
     for (c, p) in complete.items.into_iter().zip(projected.items) {
+        if c.too_large().is_none() {
+            let tree = decode_tree(c.json_text());
+            assert_eq!(format!("{c:?}"), format!("{tree:?}"), "the complete decoder's two ways agree");
+        }
         let c = decide(c);
         assert_eq!(c, decide(p), "the projected resource is decided as the complete one");
     }

@@ -259,12 +259,10 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
     decode_page_with(body, &ALL)
 }
 
-/// Decodes one list page under the rules' projection. The only place response bytes become
-/// resources (public for the page-decoding bench). The body is copied into a shared text that
-/// the page's resources keep their JSON in ([`decode_body`], which `serve` calls with the body
-/// it read, takes it over without this copy); no item is copied. One pass over the text
-/// decodes the projected fields ([`crate::resource::decode_items`]); a page that pass is unsure
-/// of goes through serde (envelope, then each item), which reports the errors.
+/// Decodes one list page under the rules' projection (public for the page-decoding bench and
+/// the fuzz target). The body is copied into a shared text that the page's resources keep
+/// their JSON in ([`decode_body`], which `serve` calls with the body it read, takes it over
+/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_page`]).
 pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
     decode_body(body.to_vec(), projection)
 }

@@ -17,6 +17,8 @@ use super::health::HealthState;
 use super::metrics::Metrics;
 use super::telemetry::{self, Tracing};
 use crate::cel::time::Timestamp;
+#[cfg(test)]
+use crate::resource::SharedText;
 use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
 use crate::rules::Rules;
 use crate::rules::decision::Scratch;
@@ -331,7 +333,7 @@ impl Daemon {
             outgoing.clear();
             for resource in page.items {
                 report.total += 1;
-                match self.step(resource, now, &mut scratch, traced) {
+                match self.step(Arc::new(resource), now, &mut scratch, traced) {
                     Step::Ignored => {}
                     Step::Skipped => report.skipped += 1,
                     Step::Publish(out) => {
@@ -357,12 +359,11 @@ impl Daemon {
     /// of a due one.
     fn step(
         &self,
-        resource: Resource,
+        resource: Arc<Resource>,
         now: Timestamp,
         scratch: &mut Scratch,
         traced: Option<&Traced>,
     ) -> Step {
-        let resource = Arc::new(resource);
         let id = resource.id().map_or("", |t| t.as_str());
         let evaluate = traced.and_then(|t| t.evaluate(&self.resource_type, id));
         // The evaluate span is current for this resource's log lines (no await inside).
@@ -544,5 +545,63 @@ impl Traced {
 async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     if shutdown.wait_for(|stop| *stop).await.is_err() {
         std::future::pending::<()>().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::broker::{MemoryPublisher, MessageSink};
+    use crate::daemon::config::{ConfigFlags, load_str};
+
+    struct Discard;
+
+    impl MessageSink for Discard {
+        fn deliver(&self, _: uuid::Uuid, _: &[u8]) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    /// What the daemon reads itself (the id, the kind for the event type) and what static reads
+    /// of the rules read is decoded with the page: deciding and building the event never
+    /// decodes a resource whole, whether the config reads nothing or some fields.
+    #[tokio::test]
+    async fn the_daemon_reads_nothing_outside_the_projection() {
+        let page = crate::resource::corpus::fleet(20, wall_clock(), 7);
+        let body: SharedText =
+            Arc::new(serde_json::json!({"items": page, "total": page.len()}).to_string());
+        for (params, data) in [
+            ("[{name: a, expr: 'true'}]", "{c: '\"x\"'}"),
+            (
+                "[{name: a, expr: 'resource.generation > condition(\"Reconciled\").observed_generation || true'}]",
+                "{id: resource.id, g: resource.generation}",
+            ),
+        ] {
+            let text = format!(
+                "resource_type: clusters\nclients:\n  hyperfleet_api:\n    base_url: http://127.0.0.1:9\n  \
+                 broker:\n    topic: t\nmessage_decision:\n  params: {params}\n  result: a\nmessage_data: {data}\n"
+            );
+            let config = load_str(&text, "c.yaml", &ConfigFlags::default(), &|_| None)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let rules = Arc::new(Rules::compile(&config).expect("compiles"));
+            let api = ApiClient::new(ApiClientConfig::default()).expect("client");
+            let publisher = Publisher::Memory(MemoryPublisher::new(Arc::new(Discard)));
+            let daemon = Daemon::new(&config, rules.clone(), api, publisher);
+            let decoded = crate::resource::decode_page(&body, &rules.projection).expect("page");
+            let mut scratch = Scratch::default();
+            let mut published = 0;
+            for resource in decoded.items {
+                let resource = Arc::new(resource);
+                assert!(resource.projection().is_some(), "{text}");
+                if let Step::Publish(out) =
+                    daemon.step(resource.clone(), wall_clock(), &mut scratch, None)
+                {
+                    assert_eq!(out.event.ty, "com.redhat.hyperfleet.cluster.reconcile");
+                    published += 1;
+                }
+                assert!(!resource.read_outside_projection(), "{text}");
+            }
+            assert_eq!(published, 20, "{text}");
+        }
     }
 }

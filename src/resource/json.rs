@@ -4,17 +4,17 @@
 //!
 //! Invariant: what these functions accept is what serde_json accepts (the `json` fuzz target
 //! holds them to it), except where they refuse with `None` for the caller's complete decoder to
-//! decide: nesting deeper than [`MAX_DEPTH`] and, unless `LENIENT`, what serde skips but may
+//! decide: nesting deeper than 64 levels and, unless `LENIENT`, what serde skips but may
 //! refuse to decode (a `\u` surrogate escape, a number it finds out of range).
 //!
-//! Tactics: [`skip_end`] keeps the open containers as a stack of bits in a register and looks
-//! at each byte between tokens once ([`token`]); what is rare (blanks, escapes, numbers,
+//! Tactics: `skip_end` keeps the open containers as a stack of bits in a register and looks
+//! at each byte between tokens once (`token`); what is rare (blanks, escapes, numbers,
 //! literals) is out of line, so that its registers stay with strings and structure, the loop
 //! most of a page goes through. Strings are scanned sixteen bytes a step as two words
-//! ([`special_at`]), keys compared a word at a time ([`same_bytes`]).
+//! (`special_at`), keys compared a word at a time (`same_bytes`).
 
 /// The deepest nesting skipped (deeper: the complete decoder decides); below serde's 128 and
-/// within the 64 bits of [`skip_end`]'s stack.
+/// within the 64 bits of `skip_end`'s stack.
 pub(super) const MAX_DEPTH: u32 = 64;
 
 /// `a == b`, a word at a time and inline: a key is short, and a call to `memcmp` per key
@@ -56,7 +56,7 @@ pub fn value_end(b: &[u8], lenient: bool) -> Option<usize> {
     }
 }
 
-/// [`blank_end`] for callers outside the decoder (the fuzz target).
+/// After the blanks at `i` of `b` (for callers outside the decoder: the fuzz target).
 pub fn blanks_after(b: &[u8], i: usize) -> usize {
     blank_end(b, i)
 }

@@ -2,9 +2,9 @@
 //! [`Projection`] ([`decode_page`]), and one resource decoded completely
 //! ([`Resource::from_page`]). The records themselves are [`crate::cel::host`]'s.
 //!
-//! Two decoders, split by job: the byte scanner ([`page`], over the JSON grammar of [`json`]),
+//! Two decoders, split by job: the byte scanner (`page.rs`, over the JSON grammar of [`json`]),
 //! which reads a page under a projection and, under [`Projection::all`], is the complete
-//! decoder's first choice; and the JSON tree ([`tree`]), which the complete decoder falls back
+//! decoder's first choice; and the JSON tree (`tree.rs`), which the complete decoder falls back
 //! to for an item the scanner is unsure of, walking the schema's table for names and aliases.
 //! A page whose envelope the scanner is unsure of is read by serde, which reports its errors,
 //! and its items by the complete decoder.
@@ -97,6 +97,13 @@ impl Resource {
         }
         page::scan_resource(page, range, &page::ALL).unwrap_or_else(|| tree::resource(raw))
     }
+}
+
+/// The complete decoder's JSON-tree way alone: what the byte scanner's reading of `text` under
+/// [`Projection::all`] must equal wherever it reads it (the `page` fuzz target and the page
+/// regression test hold them to each other).
+pub fn decode_tree(text: &str) -> Resource {
+    tree::resource(JsonText::owned(text))
 }
 
 /// The complete decoding of a projected resource's text (what it falls back to).

@@ -1286,8 +1286,8 @@ fn base_url_passwords_are_masked() {
 }
 
 /// tests/data/regressions/page: as the `page` fuzz target checks, the page decodes completely and
-/// under the default rules' projection alike (accepted or refused by both) and every resource is
-/// decided alike.
+/// under the default rules' projection alike (accepted or refused by both), every completely
+/// decoded item reads as the JSON-tree decoder reads it, and every resource is decided alike.
 #[test]
 fn page_regressions_decode_alike_complete_and_projected() {
     use sentinel::daemon::api::{decode_page, decode_page_with};
@@ -1321,6 +1321,10 @@ fn page_regressions_decode_alike_complete_and_projected() {
             file.display()
         );
         for (c, p) in complete.items.into_iter().zip(projected.items) {
+            if c.too_large().is_none() {
+                let tree = sentinel::resource::decode_tree(c.json_text());
+                assert_eq!(format!("{c:?}"), format!("{tree:?}"), "{}", file.display());
+            }
             let mut decide = |r| {
                 format!(
                     "{:?}",

@@ -382,6 +382,11 @@ impl Resource {
         self.oversize
     }
 
+    /// The resource's JSON text ("null" for one too large to decode).
+    pub fn json_text(&self) -> &str {
+        self.raw.get()
+    }
+
     /// The projection this resource was decoded under (`None`: decoded whole).
     pub fn projection(&self) -> Option<&Projection> {
         self.partial.as_ref().map(|(p, _)| &**p)

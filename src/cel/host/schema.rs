@@ -5,7 +5,7 @@
 //! row.
 //!
 //! A record stores its fields by kind (texts, times, integers), each in an array indexed by the
-//! row's `slot`, which [`with_slots`] computes from the table itself.
+//! row's `slot`, which a const fn computes from the table itself.
 
 /// How a field of the object model is typed and decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub struct FieldDef<F> {
     /// Its type.
     pub ty: FieldType,
     /// Its index in the record's array for its type (among the rows of the same type, in table
-    /// order); set by [`with_slots`].
+    /// order), computed from the table.
     pub slot: usize,
 }
 
