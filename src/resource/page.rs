@@ -19,12 +19,13 @@ use super::json::{
 };
 use super::{canonical_time, complete_condition, complete_resource};
 use crate::cel::host::schema::{
-    CONDITION_INTS, CONDITION_TEXTS, CONDITION_TIMES, RESOURCE_INTS, RESOURCE_TEXTS, RESOURCE_TIMES,
+    CONDITION_INTS, CONDITION_TEXTS, CONDITION_TIME_NAMES, CONDITION_TIMES, RESOURCE_INTS,
+    RESOURCE_TEXTS, RESOURCE_TIME_NAMES, RESOURCE_TIMES,
 };
 use crate::cel::host::{
-    CONDITION_SCHEMA, Condition, ConditionField, ConditionFields, Conditions, EMPTY_TEXT, FieldDef,
-    FieldType, JsonText, MAX_RESOURCE_BYTES, Projection, RESOURCE_SCHEMA, Resource, ResourceField,
-    ResourceFields, SharedText, Text, Time,
+    CONDITION_SCHEMA, Condition, ConditionField, ConditionFields, Conditions, EMPTY_MAP,
+    EMPTY_TEXT, Field, FieldDef, FieldType, JsonText, MAX_RESOURCE_BYTES, Projection,
+    RESOURCE_SCHEMA, Resource, ResourceField, ResourceFields, SharedText, Text, Time,
 };
 use crate::cel::value::{EvalError, Map, Value};
 use std::ops::Range;
@@ -331,18 +332,13 @@ impl<'a> Scan<'a> {
             Some(())
         })?;
         let raw = JsonText::range(page, start, self.i)?;
-        let mut fields = ResourceFields::absent();
-        for (slot, text) in texts.into_iter().enumerate() {
-            fields.texts[slot] = Ok(opt_text(page, text)?);
-        }
-        for def in RESOURCE_SCHEMA.iter().filter(|d| d.ty == FieldType::Time) {
-            fields.times[def.slot] = time_of(page, def.name, times[def.slot])?;
-        }
-        fields.ints = ints.map(Ok);
-        if let Some(labels) = labels {
-            fields.labels = Ok(labels);
-        }
-        fields.conditions = Ok(conditions);
+        let fields = ResourceFields {
+            texts: texts_of(page, texts)?,
+            times: times_of(page, &RESOURCE_TIME_NAMES, times)?,
+            ints: ints.map(Ok),
+            labels: Ok(labels.unwrap_or_else(|| EMPTY_MAP.clone())),
+            conditions: Ok(conditions),
+        };
         Some(Resource::projected(fields, raw, p, complete_resource))
     }
 
@@ -412,7 +408,7 @@ impl<'a> Scan<'a> {
         let mut texts: [Option<Str>; CONDITION_TEXTS] = Default::default();
         let mut times: [Option<Str>; CONDITION_TIMES] = Default::default();
         let mut ints = [0i64; CONDITION_INTS];
-        let mut ty = None;
+        let mut typed = false;
         let keys = self.condition_keys;
         let mut dropped = false;
         self.members(|s, key| {
@@ -438,7 +434,8 @@ impl<'a> Scan<'a> {
                     dropped = true;
                     return Some(false);
                 }
-                ty = Some(opt_text(page, text)?);
+                texts[def.slot] = text;
+                typed = true;
                 return Some(true);
             }
             match def.ty {
@@ -456,21 +453,16 @@ impl<'a> Scan<'a> {
         if dropped {
             return Some(None);
         }
-        let ty = match ty {
-            Some(ty) => ty,
-            None if p.has_condition("") => Text::empty(),
-            None => return Some(None),
-        };
+        // Without a `type` it is of type "" (read only when "" is).
+        if !typed && !p.has_condition("") {
+            return Some(None);
+        }
         let raw = JsonText::range(page, start, self.i)?;
-        let mut fields = ConditionFields::absent();
-        for (slot, text) in texts.into_iter().enumerate() {
-            fields.texts[slot] = Ok(opt_text(page, text)?);
-        }
-        fields.texts[TYPE.def().slot] = Ok(ty);
-        for def in CONDITION_SCHEMA.iter().filter(|d| d.ty == FieldType::Time) {
-            fields.times[def.slot] = time_of(page, def.name, times[def.slot])?;
-        }
-        fields.ints = ints.map(Ok);
+        let fields = ConditionFields {
+            texts: texts_of(page, texts)?,
+            times: times_of(page, &CONDITION_TIME_NAMES, times)?,
+            ints: ints.map(Ok),
+        };
         Some(Some(Condition::projected(
             fields,
             raw,
@@ -543,6 +535,33 @@ fn opt_text(page: &SharedText, s: Option<Str>) -> Option<Text> {
         None => Some(Text::empty()),
         Some(s) => text_of(page, s),
     }
+}
+
+/// The text fields of a record ("" each when absent), or `None` when one cannot be read here.
+fn texts_of<const N: usize>(page: &SharedText, strs: [Option<Str>; N]) -> Option<[Field<Text>; N]> {
+    let texts = strs.map(|s| opt_text(page, s));
+    if texts.iter().any(Option::is_none) {
+        return None;
+    }
+    Some(texts.map(|t| Ok(t.unwrap_or_else(Text::empty))))
+}
+
+/// The time fields of a record, named by slot in `names`, or `None` when one cannot be read
+/// here.
+fn times_of<const N: usize>(
+    page: &SharedText,
+    names: &[&str; N],
+    strs: [Option<Str>; N],
+) -> Option<[Field<Time>; N]> {
+    let mut i = 0;
+    let times = strs.map(|s| {
+        i += 1;
+        time_of(page, names[i - 1], s)
+    });
+    if times.iter().any(Option::is_none) {
+        return None;
+    }
+    Some(times.map(|t| t.unwrap_or_else(|| Ok(Time::empty()))))
 }
 
 /// A time field: canonical and parsed ("" when absent, an error when it is not RFC 3339).

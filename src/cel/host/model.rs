@@ -135,15 +135,9 @@ impl Condition {
         if projection.has_every_condition_field() {
             return Condition::new(fields);
         }
-        let mut decoded = 1 << ConditionField::Type as u32;
-        for def in &CONDITION_SCHEMA {
-            if projection.has_condition_field(def.field) {
-                decoded |= 1 << def.field as u32;
-            }
-        }
         Condition {
             fields,
-            partial: Some((decoded, Partial::new(raw, decode))),
+            partial: Some((projection.condition_bits(), Partial::new(raw, decode))),
         }
     }
 

@@ -132,6 +132,11 @@ impl Projection {
         self.condition_fields & (1 << f as u32) != 0
     }
 
+    /// The condition fields decoded, a bit per [`ConditionField`], `type` always among them.
+    pub(in crate::cel::host) fn condition_bits(&self) -> u32 {
+        self.condition_fields | 1 << ConditionField::Type as u32
+    }
+
     /// Whether every field of a condition is decoded.
     pub fn has_every_condition_field(&self) -> bool {
         self.condition_fields == ALL_CONDITION_FIELDS

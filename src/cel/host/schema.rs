@@ -203,6 +203,30 @@ pub const CONDITION_TIMES: usize = count(&CONDITION_SCHEMA, FieldType::Time);
 /// The integer fields a condition record holds.
 pub const CONDITION_INTS: usize = count(&CONDITION_SCHEMA, FieldType::Int);
 
+/// The names of the rows of type `ty`, by slot.
+const fn slot_names<F, const N: usize, const M: usize>(
+    table: &[FieldDef<F>; N],
+    ty: FieldType,
+) -> [&'static str; M] {
+    let mut out = [""; M];
+    let mut i = 0;
+    while i < N {
+        if table[i].ty.same_storage(ty) {
+            out[table[i].slot] = table[i].name;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The names of a resource's time fields, by slot (for the decoders' error messages).
+pub const RESOURCE_TIME_NAMES: [&str; RESOURCE_TIMES] =
+    slot_names(&RESOURCE_SCHEMA, FieldType::Time);
+
+/// The names of a condition's time fields, by slot.
+pub const CONDITION_TIME_NAMES: [&str; CONDITION_TIMES] =
+    slot_names(&CONDITION_SCHEMA, FieldType::Time);
+
 const fn names<F: Copy, const N: usize>(schema: &[FieldDef<F>; N]) -> [&'static str; N] {
     let mut out = [""; N];
     let mut i = 0;
