@@ -6,11 +6,18 @@
 //! each sees the earlier ones), the bytes after it the resource's JSON text. The result is `true`,
 //! so every param is evaluated. Rules that do not compile are fine (the checker must not panic);
 //! rules that compile must decide the same on both engines.
+//!
+//! The load-time analysis of constant calls that always fail (`cel::failing`) must be sound:
+//! each line is also checked alone without load-time errors, and where the analysis says its
+//! value is an error for every resource, evaluating it on this resource must give an error.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sentinel::cel::failing::failing_calls;
+use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
+use sentinel::cel::{Env, check, parse};
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use sentinel::resource::Resource;
 use std::sync::{Arc, OnceLock};
@@ -40,6 +47,10 @@ fuzz_target!(|data: &[u8]| {
             expr: expr.to_string(),
         })
         .collect();
+    let resource = Arc::new(Resource::from_text(json));
+    for p in &params {
+        failing_analysis_is_sound(&p.expr, &resource);
+    }
     let src = DecisionSource {
         params,
         result: "true".into(),
@@ -49,7 +60,6 @@ fuzz_target!(|data: &[u8]| {
     };
     let interp = Compiled::new(program.clone(), Engine::Interp).expect("interp never fails");
     let native = Compiled::new(program, Engine::Jit).expect("jit compiles what checks");
-    let resource = Arc::new(Resource::from_text(json));
     let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
     let da = interp.explain(&resource, now(), &mut sa);
     let db = native.explain(&resource, now(), &mut sb);
@@ -64,3 +74,29 @@ fuzz_target!(|data: &[u8]| {
     let dc = native.decide(&resource, now(), &mut sb);
     assert_eq!(da, dc, "decide() differs from evaluate()");
 });
+
+/// Where `cel::failing` finds a call that makes `expr`'s value an error for every resource, the
+/// interpreter gives an error for this one too.
+fn failing_analysis_is_sound(expr: &str, resource: &Arc<Resource>) {
+    let Ok(ast) = parse(expr) else {
+        return;
+    };
+    // No earlier params and no load-time errors: the failing calls stay in the tree.
+    let Ok(typed) = check(&ast, &Env::decision(&[])) else {
+        return;
+    };
+    if !failing_calls(&typed).iter().any(|f| f.always) {
+        return;
+    }
+    let act = Activation {
+        resource: Some(resource),
+        now: Some(now()),
+        reason: None,
+        slots: &[],
+    };
+    let value = eval(&typed, &act);
+    assert!(
+        value.is_err(),
+        "{expr:?} is called an error for every resource, but is {value:?}"
+    );
+}

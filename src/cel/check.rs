@@ -8,6 +8,7 @@
 
 use super::ast::{self, BinaryOp, Expr, ExprKind, Literal, MacroKind, UnaryOp};
 use super::diag::{Diagnostic, nearest};
+use super::failing::failing_calls;
 use super::functions::{self, ResolveError};
 use super::interp;
 use super::ops;
@@ -50,7 +51,8 @@ pub struct Env {
     /// warning with a suggestion. Empty: no schema, no warnings.
     pub resource_fields: &'static [&'static str],
     /// Whether a constant call that always fails (`duration("30x")`) is a load-time error
-    /// (configs) rather than a runtime error of every evaluation (conformance tests).
+    /// where every evaluation reaches it and a warning elsewhere (configs), rather than only a
+    /// runtime error where it is evaluated (conformance tests).
     pub const_errors: bool,
 }
 
@@ -170,6 +172,9 @@ pub fn check_with_warnings(expr: &Expr, env: &Env) -> Result<Checked, Vec<Diagno
         warnings: Vec::new(),
     };
     let typed = checker.expr(expr);
+    if env.const_errors {
+        checker.failing_calls(&typed);
+    }
     if checker.diags.is_empty() {
         checker.warnings.sort_by_key(|d| (d.span.start, d.span.end));
         Ok(Checked {
@@ -467,21 +472,15 @@ impl Checker<'_> {
                 kind: TExprKind::Const(Value::String(pattern)),
                 ..
             }) = args.get(1)
+            // An invalid pattern is left to evaluation, which fails; `failing_calls` reports it.
+            && let Ok(re) = functions::compile_regex(pattern)
         {
-            match functions::compile_regex(pattern) {
-                Ok(re) => {
-                    let subject = args.swap_remove(0);
-                    return node(
-                        TExprKind::MatchesConst(Box::new(subject), Arc::new(re)),
-                        ty,
-                        span,
-                    );
-                }
-                Err(e) => {
-                    let arg_span = args[1].span;
-                    return self.error(Diagnostic::new(e.message, arg_span));
-                }
-            }
+            let subject = args.swap_remove(0);
+            return node(
+                TExprKind::MatchesConst(Box::new(subject), Arc::new(re)),
+                ty,
+                span,
+            );
         }
         let call = node(TExprKind::Call(f, args), ty, span);
         if functions::is_pure(f) {
@@ -575,9 +574,9 @@ impl Checker<'_> {
     }
 
     /// Folds a node whose operands are all constants into a constant, when it evaluates
-    /// without error. A constant call that errs (`duration("30x")`) is a load-time error when
-    /// the environment asks for it ([`Env::const_errors`]); otherwise erroring constant
-    /// expressions stay as they are and fail at run time, exactly as they would unfolded.
+    /// without error. An erroring constant expression stays as it is and fails at run time,
+    /// exactly as it would unfolded; [`failing_calls`] later decides whether it is a load-time
+    /// error ([`Env::const_errors`]).
     fn fold(&mut self, e: TExpr) -> TExpr {
         let operands_const = match &e.kind {
             TExprKind::Not(a) | TExprKind::Neg(a) => is_const(a),
@@ -592,20 +591,38 @@ impl Checker<'_> {
         }
         match interp::eval_constant(&e) {
             Ok(value) => node(TExprKind::Const(value), e.ty, e.span),
-            // An operand that is an earlier error's placeholder is not this call's fault.
-            Err(err)
-                if self.env.const_errors
-                    && matches!(&e.kind, TExprKind::Call(_, args)
-                        if !args.iter().any(is_error_placeholder)) =>
-            {
-                let d = Diagnostic::new(format!("this call always fails: {err}"), e.span)
+            Err(_) => e,
+        }
+    }
+
+    /// Reports the constant calls that always fail ([`failing_calls`]): an error where the
+    /// expression's value is that error for every resource, else a warning (the call fails
+    /// only for the resources whose evaluation reaches it).
+    fn failing_calls(&mut self, e: &TExpr) {
+        for f in failing_calls(e) {
+            let message = if f.regex {
+                f.error.message
+            } else {
+                format!("this call always fails: {}", f.error)
+            };
+            if f.always && f.regex {
+                self.diags.push(Diagnostic::new(message, f.span));
+            } else if f.always {
+                let d = Diagnostic::new(message, f.span)
                     .with_label("fails for every resource")
                     .with_note(
                         "its arguments are constants, so it is evaluated when the rules load",
                     );
-                self.error(d)
+                self.diags.push(d);
+            } else {
+                let d = Diagnostic::warning(message, f.span)
+                    .with_label("fails wherever it is evaluated")
+                    .with_note(
+                        "the rules load: not every evaluation reaches it (`||`, `&&`, `?:`, a macro \
+                         over a list that may be empty); one that does fails with this error",
+                    );
+                self.warnings.push(d);
             }
-            Err(_) => e,
         }
     }
 }
@@ -644,7 +661,7 @@ fn constant_map(entries: &[(TExpr, TExpr)]) -> Option<Value> {
 }
 
 /// What [`Checker::error`] leaves in place of an erroneous subtree (or `dyn(null)`).
-fn is_error_placeholder(e: &TExpr) -> bool {
+pub(super) fn is_error_placeholder(e: &TExpr) -> bool {
     matches!(e.kind, TExprKind::Const(Value::Null)) && e.ty.is_dyn()
 }
 

@@ -8,6 +8,7 @@
 pub mod ast;
 pub mod check;
 pub mod diag;
+pub mod failing;
 pub mod format;
 pub mod functions;
 pub mod host;

@@ -4,7 +4,9 @@
 use sentinel::cel::time::{Duration, Timestamp, parse_timestamp, ts_sub_dur};
 use sentinel::cel::value::Value;
 use sentinel::resource::Resource;
-use sentinel::rules::decision::{DecisionSource, ParamSource, Program, Reason};
+use sentinel::rules::decision::{
+    Compiled, DecisionSource, Engine, ParamSource, Program, Reason, Scratch,
+};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
@@ -403,6 +405,65 @@ fn a_constant_call_that_always_fails_is_a_load_time_error() {
             ),
         ]
     );
+}
+
+/// Valid CEL whose constant call always fails but is not always evaluated (an operand of
+/// `||`/`&&`, a `?:` branch, a macro body over an empty list) loads, with a warning, and
+/// answers as cel-go does on both engines: the call fails only where it is reached.
+#[test]
+fn an_unreached_failing_call_loads_and_answers_as_cel_go() {
+    let cases: &[(&str, Result<bool, &str>)] = &[
+        (r#"true || duration("x") > duration("1s")"#, Ok(true)),
+        (r#"int("x") > 0 || true"#, Ok(true)),
+        (r#"false && int("x") > 0"#, Ok(false)),
+        (r#"[].exists(x, int("x") > 0)"#, Ok(false)),
+        (
+            r#"resource.generation > 0 ? true : timestamp("nope") > now"#,
+            Ok(true),
+        ),
+        (
+            r#"resource.generation > 5 ? true : timestamp("nope") > now"#,
+            Err("result evaluation failed: "),
+        ),
+        (r#"resource.name.matches("[a-") || true"#, Ok(true)),
+    ];
+    let r = Arc::new(Resource::from_json(json!({"id": "x", "generation": 1})));
+    for (result, expected) in cases {
+        let program = Program::compile(&DecisionSource {
+            params: Vec::new(),
+            result: result.to_string(),
+        })
+        .unwrap_or_else(|e| panic!("{result}: {e}"));
+        let w = warnings(&program);
+        assert_eq!(w.len(), 1, "{result}: {w:?}");
+        assert!(
+            w[0].contains("always fails") || w[0].contains("invalid regex"),
+            "{w:?}"
+        );
+        for engine in Engine::ALL {
+            let compiled = Compiled::new(program.clone(), engine).expect("compiles");
+            let d = compiled.explain(&r, now(), &mut Scratch::default());
+            match expected {
+                Ok(publish) => assert_eq!(
+                    (d.publish, &d.reason),
+                    (
+                        *publish,
+                        if *publish {
+                            &Reason::Matched
+                        } else {
+                            &Reason::ResultFalse
+                        }
+                    ),
+                    "{result} on {engine}"
+                ),
+                Err(prefix) => assert!(
+                    !d.publish && d.reason.to_string().starts_with(prefix),
+                    "{result} on {engine}: {}",
+                    d.reason
+                ),
+            }
+        }
+    }
 }
 
 /// Counts this thread's allocations, to bound how compiling scales without a clock.
