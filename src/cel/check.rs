@@ -9,6 +9,7 @@
 use super::ast::{self, BinaryOp, Expr, ExprKind, Literal, MacroKind, UnaryOp};
 use super::diag::{Diagnostic, nearest};
 use super::failing::failing_calls;
+use super::format;
 use super::functions::{self, ResolveError};
 use super::interp;
 use super::ops;
@@ -439,12 +440,45 @@ impl Checker<'_> {
         if let Some(r) = receiver {
             typed.push(self.expr(r));
         }
-        typed.extend(args.iter().map(|a| self.expr(a)));
+        // `'<literal>'.format([<list literal>])`: cel-go's `ext.Strings()` checks the clauses
+        // against the list's elements, as Go's checker types them.
+        let format_check = match (receiver, name, args) {
+            (
+                Some(Expr {
+                    kind: ExprKind::Literal(Literal::String(fmt)),
+                    ..
+                }),
+                "format",
+                [
+                    list @ Expr {
+                        kind: ExprKind::List(items),
+                        ..
+                    },
+                ],
+            ) => {
+                let items: Vec<TExpr> = items.iter().map(|i| self.expr(i)).collect();
+                let arg_types: Vec<Type> = items.iter().map(format::format_arg_type).collect();
+                let item_spans: Vec<Span> = items.iter().map(|i| i.span).collect();
+                typed.push(self.finish_list(items, list.span));
+                Some((fmt.as_str(), arg_types, item_spans))
+            }
+            _ => {
+                typed.extend(args.iter().map(|a| self.expr(a)));
+                None
+            }
+        };
         let types: Vec<Type> = typed.iter().map(|t| t.ty.clone()).collect();
         let resolved = match functions::resolve(&full_name, receiver.is_some(), &types) {
             Ok((Builtin::Condition, _)) if !self.env.condition => Err(ResolveError::Unknown),
             other => other,
         };
+        if let (Ok((Builtin::Format, _)), Some((fmt, arg_types, item_spans))) =
+            (&resolved, &format_check)
+            && let Err(e) = format::check_format(fmt, arg_types)
+        {
+            let at = e.arg.and_then(|i| item_spans.get(i)).copied();
+            return self.error(Diagnostic::new(e.message, at.unwrap_or(span)));
+        }
         match resolved {
             Ok((f, ty)) => self.finish_call(f, typed, ty, span),
             Err(ResolveError::NoOverload) => {
@@ -492,6 +526,10 @@ impl Checker<'_> {
 
     fn list(&mut self, items: &[Expr], span: Span) -> TExpr {
         let typed: Vec<TExpr> = items.iter().map(|i| self.expr(i)).collect();
+        self.finish_list(typed, span)
+    }
+
+    fn finish_list(&mut self, typed: Vec<TExpr>, span: Span) -> TExpr {
         let elem = join_all(typed.iter().map(|t| &t.ty));
         self.fold(node(TExprKind::List(typed), Type::list(elem), span))
     }

@@ -1,7 +1,8 @@
 //! `fmt.format(args)` of the cel-go string extensions: cel-go's second formatter
 //! (`formatting_v2.go`: no locale, `%s` prints strings inside lists and maps unquoted), and
-//! [`check_format`], the compile-time half cel-go's checker runs when the format string is a
-//! constant and the argument a list literal.
+//! [`check_format`], the compile-time half cel-go's checker runs (the `ext.Strings()`
+//! validator) when the format string is a literal and the argument a list literal; the
+//! checker calls it with the elements' types as Go's checker knows them.
 //!
 //! Takes the format string and the argument values; gives the text or an [`EvalError`] with
 //! cel-go's message. Its expected answers are the `format` sections of
@@ -10,7 +11,9 @@
 //! Invariant: no output grows past [`crate::cel::value::MAX_VALUE_BYTES`]; the check comes before
 //! each piece is appended.
 
+use super::ast::{BinaryOp, MacroKind};
 use super::time::{format_duration, format_timestamp};
+use super::typed::{Builtin, TExpr, TExprKind, Var};
 use super::types::Type;
 use super::value::{ErrorKind, EvalError, Map, Value, check_size};
 use crate::cel::host::CONDITION_FIELDS;
@@ -128,11 +131,24 @@ fn parse_precision(digits: &str) -> Result<usize, EvalError> {
     }
 }
 
+/// Who walks a format string: they check a clause's pieces in different orders.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walker {
+    /// Evaluation: an argument for the clause first (cel-go's `formatListArgs.Arg` fails on a
+    /// missing one), then the rest of the clause.
+    Eval,
+    /// cel-go's checker, whose `Arg` never fails: a `%` ending the text first, then the
+    /// argument, then the clause.
+    Check,
+}
+
 /// Walks a format string as cel-go does, handing each piece to `on_piece`; returns how many
-/// clauses it saw. Checks, in cel-go's order: an argument for the clause, then the clause.
+/// clauses it saw. Checks, in cel-go's order for `walker`: an argument for the clause and the
+/// text after the `%`, then the clause.
 fn walk<'a>(
     fmt: &'a str,
     n_args: usize,
+    walker: Walker,
     mut on_piece: impl FnMut(Piece<'a>) -> Result<(), EvalError>,
 ) -> Result<usize, EvalError> {
     let mut i = 0;
@@ -150,13 +166,17 @@ fn walk<'a>(
             i = pct + 2;
             continue;
         }
+        let at_end = pct + 1 >= fmt.len();
+        if walker == Walker::Check && at_end {
+            return Err(EvalError::invalid("unexpected end of string"));
+        }
         if arg >= n_args {
             return Err(EvalError::new(
                 ErrorKind::IndexOutOfRange,
                 format!("index {arg} out of range"),
             ));
         }
-        if pct + 1 >= fmt.len() {
+        if at_end {
             return Err(EvalError::invalid("unexpected end of string"));
         }
         let (taken, verb) = parse_clause(&fmt[pct + 1..])?;
@@ -177,7 +197,7 @@ fn walk<'a>(
 /// ignored at run time (cel-go rejects them only at compile time: see [`check_format`]).
 pub fn format(fmt: &str, args: &[Value]) -> Result<String, EvalError> {
     let mut out = String::with_capacity(fmt.len());
-    walk(fmt, args.len(), |piece| {
+    walk(fmt, args.len(), Walker::Eval, |piece| {
         match piece {
             Piece::Text(text) => out.push_str(text),
             Piece::Clause { arg, verb } => format_clause(verb, &args[arg], &mut out)?,
@@ -378,13 +398,13 @@ pub struct FormatCheckError {
 /// every clause, no element left over, and each element's type fitting its clause.
 ///
 /// `dyn` fits every clause, and so do the sentinel's condition and resource types (they are
-/// `dyn` to the Go checker); the checker should likewise pass `dyn` for every element whose
-/// type Go's checker could not know, or rules Go accepts would be rejected here. Unlike cel-go
-/// this does not look inside nested list or map literals given to `%s` (every type fits `%s`
-/// here anyway).
+/// `dyn` to the Go checker); the checker passes `dyn` for every element whose type Go's checker
+/// could not know ([`format_arg_type`]), so that rules Go accepts are not rejected here. Unlike
+/// cel-go this does not look inside nested list or map literals given to `%s` (every type fits
+/// `%s` here anyway).
 pub fn check_format(fmt: &str, arg_types: &[Type]) -> Result<(), FormatCheckError> {
     let mut bad_arg = None;
-    let seen = walk(fmt, arg_types.len(), |piece| {
+    let seen = walk(fmt, arg_types.len(), Walker::Check, |piece| {
         let Piece::Clause { arg, verb } = piece else {
             return Ok(());
         };
@@ -412,6 +432,63 @@ pub fn check_format(fmt: &str, arg_types: &[Type]) -> Result<(), FormatCheckErro
         });
     }
     Ok(())
+}
+
+/// The static type cel-go's checker gives a `format` argument, as far as the clause check
+/// cares (its kind): the Go sentinel declares `resource` and every param `dyn` and its
+/// `condition()` returns `dyn`, so whatever is read from them is `dyn` there however precisely
+/// this checker types it; the clause check must not reject what Go's accepts. Lists and maps
+/// built here are lists and maps to Go's checker too; anything else is given its type only
+/// when Go's checker knows it ([`go_knows`]), else `dyn`.
+pub(super) fn format_arg_type(e: &TExpr) -> Type {
+    let kind_known = match &e.kind {
+        TExprKind::List(_) | TExprKind::Map(_) => true,
+        TExprKind::Comprehension(c) => matches!(c.kind, MacroKind::Map | MacroKind::Filter),
+        _ => go_knows(e),
+    };
+    if kind_known { e.ty.clone() } else { Type::Dyn }
+}
+
+/// Whether cel-go's checker, in the Go sentinel's environment, types `e` as precisely as this
+/// one (false when unsure: a `dyn` there only makes the clause check accept more).
+fn go_knows(e: &TExpr) -> bool {
+    match &e.kind {
+        TExprKind::Const(_) => true,
+        TExprKind::Var(var) => matches!(var, Var::Now | Var::Reason),
+        TExprKind::Not(_)
+        | TExprKind::And(..)
+        | TExprKind::Or(..)
+        | TExprKind::Has(..)
+        | TExprKind::MatchesConst(..) => true,
+        TExprKind::Binary(op, a, b) => {
+            matches!(
+                op,
+                BinaryOp::Eq
+                    | BinaryOp::Ne
+                    | BinaryOp::Lt
+                    | BinaryOp::Le
+                    | BinaryOp::Gt
+                    | BinaryOp::Ge
+                    | BinaryOp::In
+            ) || (go_knows(a) && go_knows(b))
+        }
+        TExprKind::Neg(a) => go_knows(a),
+        TExprKind::Cond(_, a, b) => go_knows(a) && go_knows(b),
+        // A field or element of something Go's checker types fully.
+        TExprKind::Select(target, _) | TExprKind::Index(target, _) => {
+            go_knows(target) && !target.ty.is_object()
+        }
+        // Every overload of a builtin other than `condition` has one result type.
+        TExprKind::Call(f, _) => *f != Builtin::Condition,
+        TExprKind::List(items) => items.iter().all(go_knows),
+        TExprKind::Map(entries) => entries.iter().all(|(k, v)| go_knows(k) && go_knows(v)),
+        TExprKind::Comprehension(c) => match c.kind {
+            MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne => true,
+            MacroKind::Filter => go_knows(&c.range),
+            // The iteration variable's type comes from the range: unknown here.
+            MacroKind::Map => false,
+        },
+    }
 }
 
 /// Whether a value of static type `ty` can fit the clause.

@@ -466,6 +466,31 @@ fn an_unreached_failing_call_loads_and_answers_as_cel_go() {
     }
 }
 
+/// `format`'s clauses are checked at load against a list literal's elements as cel-go's
+/// `ext.Strings()` does, with the types Go's checker gives them: a param is `dyn` there (so
+/// `%d` of a string param loads and fails at run time, as in Go), a literal is not.
+#[test]
+fn format_clauses_are_checked_against_the_types_go_knows() {
+    let p = |n: &str, e: &str| ParamSource {
+        name: n.into(),
+        expr: e.into(),
+    };
+    let src = |result: &str| DecisionSource {
+        params: vec![p("s", r#""text""#)],
+        result: result.into(),
+    };
+    let program = Program::compile(&src(r#""%d".format([s]) == """#)).expect("dyn in Go");
+    let r = Arc::new(Resource::from_json(json!({"id": "x"})));
+    let d = program.evaluate(&r, now(), &mut Vec::new());
+    assert_eq!(
+        d.reason.to_string(),
+        "result evaluation failed: error during formatting: decimal clause can only be used on \
+         ints, uints, and doubles, was given string"
+    );
+    let err = Program::compile(&src(r#""%d".format(["text"]) == """#)).expect_err("string");
+    assert!(err.to_string().contains("decimal clause"), "{err}");
+}
+
 /// Counts this thread's allocations, to bound how compiling scales without a clock.
 struct Counting;
 
