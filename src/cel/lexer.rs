@@ -393,7 +393,7 @@ fn number(lex: &mut logos::Lexer<'_, RawToken>, value: Option<u64>, suffix: usiz
         Some(v) => v,
         None => {
             let what = if suffix == 0 { "int" } else { "uint" };
-            let diag = Diagnostic::new(format!("{what} literal out of range"), current_span(lex))
+            let diag = Diagnostic::new(format!("invalid {what} literal"), current_span(lex))
                 .with_label(format!("does not fit in a 64-bit {what}"));
             lex.extras.push(diag);
             0
@@ -719,15 +719,15 @@ mod tests {
     fn numbers_out_of_range() {
         assert_eq!(
             errors("18446744073709551616"),
-            [("int literal out of range".to_owned(), 0..20)]
+            [("invalid int literal".to_owned(), 0..20)]
         );
         assert_eq!(
             errors("1 + 18446744073709551616u"),
-            [("uint literal out of range".to_owned(), 4..25)]
+            [("invalid uint literal".to_owned(), 4..25)]
         );
         assert_eq!(
             errors("0x10000000000000000"),
-            [("int literal out of range".to_owned(), 0..19)]
+            [("invalid int literal".to_owned(), 0..19)]
         );
     }
 

@@ -178,12 +178,25 @@ impl Builder {
         )
     }
 
-    /// `!u` or `-u`; a minus directly on a numeric literal token becomes a negative literal, which
-    /// is how `-9223372036854775808` (out of range when positive) is accepted.
-    pub(crate) fn unary(&mut self, op: UnaryOp, u: Node, l: usize, r: usize) -> Node {
+    /// A run of `count` `!` or `-` before `m`: cel-go applies the operator once when the run is
+    /// odd and not at all when it is even (`!!x` is `x`, `--x` is `x`, with no type check of the
+    /// operator). A single minus on a numeric literal token becomes a negative literal, which is
+    /// how `-9223372036854775808` (out of range when positive) is accepted; in a longer run the
+    /// literal stands alone, so `--9223372036854775808` is an invalid int literal, as in cel-go.
+    pub(crate) fn unary_run(
+        &mut self,
+        op: UnaryOp,
+        count: usize,
+        m: Node,
+        l: usize,
+        r: usize,
+    ) -> Node {
         let span = Span::new(l, r);
-        if op == UnaryOp::Neg {
-            match (u.form, &u.expr.kind) {
+        if count % 2 == 0 {
+            return m;
+        }
+        if op == UnaryOp::Neg && count == 1 {
+            match (m.form, &m.expr.kind) {
                 (
                     Form::IntToken {
                         magnitude,
@@ -197,8 +210,8 @@ impl Builder {
                 _ => {}
             }
         }
-        let depth = depth_over([&u]);
-        self.finish(depth, || ExprKind::Unary(op, boxed(u)), span)
+        let depth = depth_over([&m]);
+        self.finish(depth, || ExprKind::Unary(op, boxed(m)), span)
     }
 
     fn negative_int(&mut self, magnitude: u64, overflow: Option<usize>, span: Span) -> Node {
@@ -347,7 +360,7 @@ impl Builder {
         let overflow = match i64::try_from(magnitude) {
             Ok(_) => None,
             Err(_) => {
-                let diag = Diagnostic::new("int literal out of range", span)
+                let diag = Diagnostic::new("invalid int literal", span)
                     .with_label("does not fit in a 64-bit int")
                     .with_note("ints range from -9223372036854775808 to 9223372036854775807; add a 'u' suffix for a uint");
                 self.diags.push(diag);
@@ -487,14 +500,24 @@ mod tests {
         assert_eq!(ok("-1").span, Span::new(0, 2));
         // Only a minus written directly on the literal folds.
         assert!(matches!(ok("-(1)").kind, ExprKind::Unary(UnaryOp::Neg, _)));
-        assert!(matches!(ok("--1").kind, ExprKind::Unary(UnaryOp::Neg, _)));
         assert!(matches!(ok("-1u").kind, ExprKind::Unary(UnaryOp::Neg, _)));
+        // A run of minuses is applied once when odd, not at all when even (cel-go's parser).
+        assert_eq!(lit("--1"), Literal::Int(1));
+        assert!(matches!(ok("---1").kind, ExprKind::Unary(UnaryOp::Neg, _)));
+        assert!(matches!(ok("--x").kind, ExprKind::Ident(_)));
+        assert!(matches!(ok("!!x").kind, ExprKind::Ident(_)));
+        assert!(matches!(ok("!!!x").kind, ExprKind::Unary(UnaryOp::Not, _)));
+        assert!(parse("-!x").is_err() && parse("!-x").is_err());
     }
 
     #[test]
     fn int_range_is_checked_with_its_sign() {
-        let out_of_range = ["int literal out of range"];
+        let out_of_range = ["invalid int literal"];
         assert_eq!(messages("9223372036854775808"), out_of_range);
+        // Only a single minus makes -2^63 a literal, as in cel-go's grammar.
+        assert_eq!(messages("--9223372036854775808"), out_of_range);
+        assert_eq!(messages("---9223372036854775808"), out_of_range);
+        assert_eq!(messages("- - 9223372036854775808"), out_of_range);
         assert_eq!(messages("-(9223372036854775808)"), out_of_range);
         assert_eq!(messages("-9223372036854775809"), out_of_range);
         assert_eq!(messages("1 - 9223372036854775808"), out_of_range);
@@ -534,7 +557,7 @@ mod tests {
             m,
             [
                 "'if' is a reserved word and cannot be used as an identifier",
-                "int literal out of range",
+                "invalid int literal",
                 "has() argument must be a field selection",
                 "message construction is not supported",
                 "leading '.' in a name is not supported",
@@ -574,8 +597,7 @@ mod tests {
         let sources = [
             format!("{}1{}", "(".repeat(N), ")".repeat(N)),
             vec!["1"; N].join("+"),
-            format!("{}x", "!".repeat(N)),
-            format!("{}x", "-".repeat(N)),
+            format!("{}x{}", "!(".repeat(N), ")".repeat(N)),
             format!("a{}", ".b".repeat(N)),
             format!("a{}", "[0]".repeat(N)),
             format!("{}1{}", "-(".repeat(N), ")".repeat(N)),
@@ -588,6 +610,18 @@ mod tests {
             let m = messages(src);
             assert_eq!(m, ["expression nests too deeply"], "for {}…", &src[..20]);
         }
+    }
+
+    #[test]
+    fn a_run_of_unary_operators_is_one_level() {
+        const N: usize = 100_000;
+        assert!(matches!(
+            ok(&format!("{}x", "!".repeat(N))).kind,
+            ExprKind::Ident(_)
+        ));
+        let odd = ok(&format!("{}x", "-".repeat(N + 1)));
+        assert!(matches!(odd.kind, ExprKind::Unary(UnaryOp::Neg, ref m)
+            if matches!(m.kind, ExprKind::Ident(_))));
     }
 
     #[test]
