@@ -443,6 +443,8 @@ fn convert(f: Builtin, args: &[Value]) -> EvalResult {
         (Builtin::ToInt, Double(d)) => double_to_int(*d).map(Int),
         (Builtin::ToInt, String(s)) => s.parse::<i64>().map(Int).map_err(|_| parse_error("int", s)),
         (Builtin::ToInt, Timestamp(t)) => Ok(Int(t.unix_seconds())),
+        // cel-go: the nanoseconds (cel-cpp has no such overload).
+        (Builtin::ToInt, Duration(d)) => d.nanos_i64().map(Int),
         (Builtin::ToUint, Int(i)) => u64::try_from(*i).map(Uint).map_err(|_| range_error("uint")),
         (Builtin::ToUint, Double(d)) => double_to_uint(*d).map(Uint),
         // Go's `strconv.ParseUint` takes no sign; Rust's parser would take a `+`.

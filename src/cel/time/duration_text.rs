@@ -1,109 +1,149 @@
-//! Duration text: `duration(string)` (Go's `time.ParseDuration` syntax, cel-cpp's values) and
-//! `string(duration)`.
+//! Duration text: `duration(string)` and `string(duration)`, as cel-go reads and prints them
+//! (Go's `time.ParseDuration` and `Duration.Seconds`).
 //!
-//! Invariant: a parsed duration is exact at a quarter of a nanosecond until the final
-//! truncation, as absl computes it.
+//! Invariant: a parsed duration fits Go's `int64` nanoseconds.
 
-use super::rfc3339::fraction_grouped;
-use super::{Duration, MAX_DURATION_NANOS, NANOS_PER_SEC, duration_overflow, quoted};
+use super::{Duration, NANOS_PER_SEC, duration_overflow, quoted};
 use crate::cel::value::EvalError;
-use std::str::FromStr;
 
-/// Quarter-nanosecond ticks, absl's internal resolution, in one unit of a duration literal.
-fn unit_ticks(unit: &str) -> Option<i128> {
-    let nanos: i128 = match unit {
-        "ns" => 1,
-        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-        "ms" => 1_000_000,
-        "s" => NANOS_PER_SEC,
-        "m" => 60 * NANOS_PER_SEC,
-        "h" => 3600 * NANOS_PER_SEC,
+/// Nanoseconds in one unit of a duration literal, as Go's `time` package names them.
+fn unit_nanos(unit: &[u8]) -> Option<u64> {
+    Some(match unit {
+        b"ns" => 1,
+        // `µs` is U+00B5 MICRO SIGN, `μs` U+03BC GREEK SMALL LETTER MU: Go takes both.
+        b"us" | b"\xc2\xb5s" | b"\xce\xbcs" => 1_000,
+        b"ms" => 1_000_000,
+        b"s" => 1_000_000_000,
+        b"m" => 60_000_000_000,
+        b"h" => 3_600_000_000_000,
         _ => return None,
-    };
-    Some(nanos * 4)
+    })
 }
 
-/// One `<number><unit>` component, as quarter-nanosecond ticks, advancing `rest`.
-fn duration_component(rest: &mut &str) -> Option<i128> {
-    let text = *rest;
-    let int_len = text.bytes().take_while(u8::is_ascii_digit).count();
-    // The integer part must fit in i64 (absl rejects more; Go rejects more than 2^63).
-    let int_part: i128 = if int_len == 0 {
-        0
-    } else {
-        i64::from_str(&text[..int_len]).ok()?.into()
-    };
-    let mut pos = int_len;
-    let (mut frac, mut scale) = (0i128, 1i128);
-    if text.as_bytes().get(pos) == Some(&b'.') {
-        pos += 1;
-        let frac_len = text[pos..].bytes().take_while(u8::is_ascii_digit).count();
-        // Like absl, digits beyond the 18th cannot matter at quarter-nanosecond resolution.
-        for b in text[pos..pos + frac_len].bytes().take(18) {
-            frac = frac * 10 + i128::from(b - b'0');
-            scale *= 10;
-        }
-        if int_len == 0 && frac_len == 0 {
+/// 2^63: the magnitude of the most negative duration Go holds.
+const LIMIT: u64 = 1 << 63;
+
+/// Go's `leadingInt`: the leading decimal digits as a number, and the rest; `None` past 2^63.
+fn leading_int(s: &[u8]) -> Option<(u64, &[u8])> {
+    let mut x: u64 = 0;
+    let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    for &c in &s[..digits] {
+        if x > LIMIT / 10 {
             return None;
         }
-        pos += frac_len;
-    } else if int_len == 0 {
-        return None;
+        x = x * 10 + u64::from(c - b'0');
+        if x > LIMIT {
+            return None;
+        }
     }
-    let unit_len = text[pos..].find(|ch: char| ch == '.' || ch.is_ascii_digit());
-    let unit_end = unit_len.map_or(text.len(), |n| pos + n);
-    let ticks = unit_ticks(&text[pos..unit_end])?;
-    *rest = &text[unit_end..];
-    // Exact in i128: |int_part * ticks| < 2^63 * 2^44, and frac * ticks < 10^18 * 2^44.
-    Some(int_part * ticks + frac * ticks / scale)
+    Some((x, &s[digits..]))
+}
+
+/// Go's `leadingFraction`: the leading decimal digits as a number and its scale (a power of ten,
+/// as a double), and the rest; digits past what fits are read and dropped.
+fn leading_fraction(s: &[u8]) -> (u64, f64, &[u8]) {
+    let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    let (mut x, mut scale, mut overflow) = (0u64, 1f64, false);
+    for &c in &s[..digits] {
+        if overflow {
+            continue;
+        }
+        if x > (LIMIT - 1) / 10 {
+            overflow = true;
+            continue;
+        }
+        let y = x * 10 + u64::from(c - b'0');
+        if y > LIMIT {
+            overflow = true;
+            continue;
+        }
+        x = y;
+        scale *= 10.0;
+    }
+    (x, scale, &s[digits..])
 }
 
 fn invalid_duration(text: &str) -> EvalError {
     EvalError::invalid(format!("invalid duration {}", quoted(text)))
 }
 
-/// `duration(string)`: Go's `time.ParseDuration` syntax: an optional sign, then one or more
-/// `<number><unit>` components (`30m`, `1h30m`, `1.5h`, `.5s`, `300ms`, `-2s`, `+5s`), units
-/// `ns us µs μs ms s m h`; a lone `0` (signed or not) is zero; empty text or a number without a unit
-/// is `InvalidArgument`.
-///
-/// Values follow cel-cpp (absl's `ParseDuration`): computed exactly at a quarter of a nanosecond
-/// and truncated toward zero at the end (so `0.5ns0.5ns` is 1ns, where Go rounds each component
-/// down and gets 0), and accepted up to the protobuf range ±315576000000.999999999s (cel-go
-/// stops at ±2562047h47m16.854775807s); beyond that `Overflow` (`duration overflow`). The units
-/// `µs`/`μs` are Go's; cel-cpp rejects them.
+/// `duration(string)` exactly as cel-go reads it, Go's `time.ParseDuration`: an optional sign,
+/// then one or more `<number><unit>` components (`30m`, `1h30m`, `1.5h`, `.5s`, `300ms`, `-2s`,
+/// `+5s`), units `ns us µs μs ms s m h`; a lone `0` (signed or not) is zero. Each component is
+/// truncated to whole nanoseconds on its own, its fraction scaled through a double as Go does
+/// (`0.5ns0.5ns` is 0); the total must fit Go's `int64` nanoseconds, ±2562047h47m16.854775807s
+/// (-…808s when negative). Errors: `InvalidArgument` for text that is not a duration,
+/// `Overflow` for one beyond that range.
 pub fn parse_duration(text: &str) -> Result<Duration, EvalError> {
-    let (negative, body) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
+    let (negative, mut s) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        all => (false, all),
     };
-    if body == "0" {
+    if s == b"0" {
         return Ok(Duration::ZERO);
     }
-    if body.is_empty() {
+    if s.is_empty() {
         return Err(invalid_duration(text));
     }
-    let mut rest = body;
-    let mut ticks: i128 = 0;
-    while !rest.is_empty() {
-        let component = duration_component(&mut rest).ok_or_else(|| invalid_duration(text))?;
-        ticks = ticks.checked_add(component).ok_or_else(duration_overflow)?;
+    let mut total: u64 = 0;
+    while !s.is_empty() {
+        if !(s[0] == b'.' || s[0].is_ascii_digit()) {
+            return Err(invalid_duration(text));
+        }
+        let (whole, rest) = leading_int(s).ok_or_else(duration_overflow)?;
+        let pre = rest.len() != s.len();
+        s = rest;
+        let (mut fraction, mut scale, mut post) = (0u64, 1f64, false);
+        if let [b'.', rest @ ..] = s {
+            (fraction, scale, s) = leading_fraction(rest);
+            post = s.len() != rest.len();
+        }
+        if !pre && !post {
+            return Err(invalid_duration(text));
+        }
+        let unit_len = s
+            .iter()
+            .position(|c| *c == b'.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
+        let unit = unit_nanos(&s[..unit_len]).ok_or_else(|| invalid_duration(text))?;
+        s = &s[unit_len..];
+        if whole > LIMIT / unit {
+            return Err(duration_overflow());
+        }
+        let mut v = whole * unit;
+        if fraction > 0 {
+            // Go's arithmetic, double rounding included; below 2^63 + 3.6e12, so no wrap.
+            v += (fraction as f64 * (unit as f64 / scale)) as u64;
+            if v > LIMIT {
+                return Err(duration_overflow());
+            }
+        }
+        // Go adds in uint64, which wraps when two components of 2^63 meet (then reads 0).
+        total = total.wrapping_add(v);
+        if total > LIMIT {
+            return Err(duration_overflow());
+        }
     }
-    if ticks > MAX_DURATION_NANOS * 4 {
-        return Err(duration_overflow());
-    }
-    let nanos = ticks / 4;
-    Duration::from_nanos(if negative { -nanos } else { nanos })
+    let nanos = if negative {
+        (total as i64).wrapping_neg()
+    } else {
+        i64::try_from(total).map_err(|_| duration_overflow())?
+    };
+    Ok(Duration {
+        nanos: i128::from(nanos),
+    })
 }
 
-/// `string(duration)`: seconds with an `s` suffix, the fraction in groups of three digits as
-/// cel-cpp prints it (`1800s`, `1.500s`, `-0.000000001s`, `0.000100s`). cel-go prints `1.5s`;
-/// the oracle is cel-cpp.
+/// `string(duration)` as cel-go prints it: Go's `Duration.Seconds()` (whole seconds plus the
+/// nanoseconds over 1e9, in a double) in the shortest decimal that reads back as that double,
+/// never in exponent form, then `s`: `1.5s`, `5400s`, `0.000000001s`,
+/// `9223372036.854776s` (the double's precision, as in Go).
 pub fn format_duration(d: Duration) -> String {
-    let sign = if d.nanos < 0 { "-" } else { "" };
-    let abs = d.nanos.unsigned_abs();
-    let secs = abs / NANOS_PER_SEC as u128;
-    let nanos = (abs % NANOS_PER_SEC as u128) as u32;
-    format!("{sign}{secs}{}s", fraction_grouped(nanos))
+    let secs = d.nanos / NANOS_PER_SEC;
+    let nanos = d.nanos % NANOS_PER_SEC;
+    let seconds = secs as f64 + nanos as f64 / 1e9;
+    // Rust's `Display` for f64 is the shortest round-trip decimal without an exponent, which is
+    // Go's `strconv.FormatFloat(x, 'f', -1, 64)`; `-0` cannot arise (0 ns is `0 + 0/1e9`).
+    format!("{seconds}s")
 }
