@@ -437,6 +437,25 @@ fn bindings() -> Vec<Vec<Value>> {
             map(&[("b", 2)]),
             Value::Null,
         ],
+        // One instant at two offsets (kept by both engines, ignored by comparisons).
+        vec![
+            Value::Int(3),
+            Value::Int(-3),
+            Value::Uint(7),
+            Value::Uint(2),
+            Value::Double(-2.5),
+            Value::Double(0.5),
+            s("2025-10-21T17:30:00.5+05:30"),
+            s("1.5h"),
+            Value::Bool(true),
+            Value::Bool(false),
+            ts("2025-10-21T17:30:00.5+05:30"),
+            ts("2025-10-21T12:00:00.5Z"),
+            dur("-90m"),
+            list(&[2, 4]),
+            map(&[("a", 3)]),
+            s("x"),
+        ],
     ]
 }
 

@@ -12,7 +12,7 @@
 //! each piece is appended.
 
 use super::ast::{BinaryOp, MacroKind};
-use super::time::{format_duration, format_timestamp};
+use super::time::{format_duration, format_timestamp_utc};
 use super::typed::{Builtin, TExpr, TExprKind, Var};
 use super::types::Type;
 use super::value::{ErrorKind, EvalError, Map, Value, check_size};
@@ -309,7 +309,8 @@ fn scientific(d: f64, precision: usize) -> String {
 }
 
 /// The `%s` rendering of a value (cel-go's `formatStringV2`): strings and bytes as their text,
-/// doubles shortest, timestamps and durations as `string()` gives them, type values by name,
+/// doubles shortest, timestamps as `string()` gives them but in UTC, durations as `string()`
+/// gives them, type values by name,
 /// lists `[a, b]`, maps `{k: v, …}` sorted by the rendered key.
 pub(super) fn display(value: &Value) -> Result<String, EvalError> {
     Ok(match value {
@@ -322,7 +323,8 @@ pub(super) fn display(value: &Value) -> Result<String, EvalError> {
         // cel-go appends the raw bytes; a Rust string must stay UTF-8, so invalid sequences
         // become U+FFFD.
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Timestamp(t) => format_timestamp(*t),
+        // In UTC, unlike `string()`, as cel-go's formatter does.
+        Value::Timestamp(t) => format_timestamp_utc(*t),
         Value::Duration(d) => format_duration(*d),
         Value::Type(ty) => type_value_name(ty).to_string(),
         Value::List(items) => {

@@ -192,7 +192,7 @@ impl Builder {
         r: usize,
     ) -> Node {
         let span = Span::new(l, r);
-        if count % 2 == 0 {
+        if count.is_multiple_of(2) {
             return m;
         }
         if op == UnaryOp::Neg && count == 1 {

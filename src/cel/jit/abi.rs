@@ -334,7 +334,7 @@ unsafe fn value_of(class: Class, lo: u64, hi: u64) -> EvalResult {
         Class::Int => Value::Int(lo as i64),
         Class::Uint => Value::Uint(lo),
         Class::Double => Value::Double(f64::from_bits(lo)),
-        Class::Timestamp => Value::Timestamp(Timestamp::from_nanos(join(lo, hi))?),
+        Class::Timestamp => Value::Timestamp(Timestamp::from_repr(join(lo, hi))?),
         Class::Duration => Value::Duration(Duration::from_nanos(join(lo, hi))?),
         // SAFETY: the caller guarantees the pointer.
         Class::Boxed => unsafe { (*(lo as *const Boxed)).value().clone() },
@@ -349,7 +349,7 @@ impl CallEnv<'_> {
             (Class::Int, Value::Int(i)) => [i as u64, 0],
             (Class::Uint, Value::Uint(u)) => [u, 0],
             (Class::Double, Value::Double(d)) => [d.to_bits(), 0],
-            (Class::Timestamp, Value::Timestamp(t)) => split(t.nanos()),
+            (Class::Timestamp, Value::Timestamp(t)) => split(t.repr()),
             (Class::Duration, Value::Duration(d)) => split(d.nanos()),
             (Class::Boxed, v) => [self.scratch.boxes.alloc(Boxed::new(v)) as u64, 0],
             (class, v) => {

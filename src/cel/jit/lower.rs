@@ -257,7 +257,7 @@ impl Lower<'_, '_> {
             (Class::Int, Value::Int(i)) => ins.iconst(types::I64, *i),
             (Class::Uint, Value::Uint(u)) => ins.iconst(types::I64, *u as i64),
             (Class::Double, Value::Double(d)) => ins.f64const(*d),
-            (Class::Timestamp, Value::Timestamp(t)) => self.i128_const(t.nanos()),
+            (Class::Timestamp, Value::Timestamp(t)) => self.i128_const(t.repr()),
             (Class::Duration, Value::Duration(d)) => self.i128_const(d.nanos()),
             (Class::Boxed, v) => self.boxed_const(v.clone()),
             _ => return Err(Unsupported(format!("constant {v:?} of type {}", e.ty))),

@@ -10,6 +10,7 @@ use super::abi::{Class, OpKind};
 use super::lower::{Helper, Lower, Lowered, Lowering, Mode, Origin, bytes_flags, row_flags};
 use super::row::Slot;
 use crate::cel::ast::BinaryOp;
+use crate::cel::time::OFFSET_BITS;
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::types::Type;
 use crate::cel::value::Value;
@@ -70,14 +71,15 @@ impl Lower<'_, '_> {
             (Class::Timestamp, Class::Timestamp) if op == BinaryOp::Sub => {
                 self.timestamp_diff(la, lb)
             }
-            (Class::Bool, Class::Bool)
-            | (Class::Timestamp, Class::Timestamp)
-            | (Class::Duration, Class::Duration)
-                if comparison =>
-            {
-                // false < true; times are signed nanoseconds.
+            (Class::Bool, Class::Bool) | (Class::Duration, Class::Duration) if comparison => {
+                // false < true; durations are signed nanoseconds.
                 let signed = la.class != Class::Bool;
                 self.b.ins().icmp(int_cc(op, signed), la.v, lb.v)
+            }
+            (Class::Timestamp, Class::Timestamp) if comparison => {
+                // The instants, without the offsets packed below them.
+                let (a, b) = (self.timestamp_nanos(la.v), self.timestamp_nanos(lb.v));
+                self.b.ins().icmp(int_cc(op, true), a, b)
             }
             (Class::Boxed, Class::Boxed)
                 if matches!(op, BinaryOp::Eq | BinaryOp::Ne)
@@ -141,7 +143,8 @@ impl Lower<'_, '_> {
     /// either); beyond that, `time::ts_sub_ts` decides on the slow path.
     fn timestamp_diff(&mut self, la: Lowered, lb: Lowered) -> ir::Value {
         const LIMIT: i128 = 9_000_000_000_000_000_000;
-        let diff = self.b.ins().isub(la.v, lb.v);
+        let (a, b) = (self.timestamp_nanos(la.v), self.timestamp_nanos(lb.v));
+        let diff = self.b.ins().isub(a, b);
         // |diff| <= LIMIT, as one unsigned comparison of diff + LIMIT against 2 * LIMIT.
         let limit = self.i128_const(LIMIT);
         let shifted = self.b.ins().iadd(diff, limit);
@@ -154,6 +157,12 @@ impl Lower<'_, '_> {
             move |_| diff,
             (slow, la, Some(lb)),
         )
+    }
+
+    /// A timestamp's nanoseconds: its packed form (`time::Timestamp::repr`) shifted right past
+    /// the offset.
+    fn timestamp_nanos(&mut self, repr: ir::Value) -> ir::Value {
+        self.b.ins().sshr_imm_s(repr, i64::from(OFFSET_BITS))
     }
 
     /// True when a division must not be executed: by zero, or `i64::MIN / -1`.

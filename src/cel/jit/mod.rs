@@ -140,13 +140,13 @@ impl Code {
         env: &mut CallEnv<'_>,
         then: impl FnOnce(u32, &Ctx) -> R,
     ) -> R {
-        let nanos = call.now.map_or(0, Timestamp::nanos);
+        let now = call.now.unwrap_or(Timestamp::UNIX_EPOCH).repr();
         let n = self.tables.param_classes.len();
         if env.scratch.bits.len() < n {
             env.scratch.bits.resize(n, [0, 0]);
         }
         let mut ctx = Ctx {
-            now: [nanos as u64, ((nanos as u128) >> 64) as u64],
+            now: [now as u64, ((now as u128) >> 64) as u64],
             row: call
                 .row
                 .map_or(std::ptr::null(), |p| p.slots.as_ptr() as *const u8),

@@ -294,7 +294,7 @@ impl Prepared {
             return empty_slot();
         };
         if let Some(t) = time.at {
-            let n = t.nanos();
+            let n = t.repr();
             return Slot {
                 w: [n as u64, ((n as u128) >> 64) as u64],
                 ..empty_slot()
@@ -311,7 +311,7 @@ impl Prepared {
         }
         match parse_timestamp(text) {
             Ok(t) => {
-                let n = t.nanos();
+                let n = t.repr();
                 Slot {
                     w: [n as u64, ((n as u128) >> 64) as u64],
                     ..empty_slot()

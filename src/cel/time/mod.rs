@@ -28,7 +28,7 @@ mod zones;
 pub use duration_text::{format_duration, parse_duration};
 pub use rfc3339::{
     CANONICAL_MAX, canonical_rfc3339, canonical_rfc3339_in, canonical_rfc3339_parsed_in,
-    format_timestamp, parse_timestamp, parsed_if_canonical_utc,
+    format_timestamp, format_timestamp_utc, parse_timestamp, parsed_if_canonical_utc,
 };
 pub use zones::{TimePart, duration_part, timestamp_part};
 
@@ -43,10 +43,49 @@ const MAX_UNIX_SECS: i64 = 253_402_300_799;
 /// The largest duration in nanoseconds: protobuf's 315576000000 s plus 999999999 ns.
 const MAX_DURATION_NANOS: i128 = 315_576_000_000 * NANOS_PER_SEC + 999_999_999;
 
-/// A point in time: nanoseconds since the Unix epoch, UTC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A point in time (nanoseconds since the Unix epoch) and the UTC offset it is shown at, as a Go
+/// `time.Time` keeps the offset it was parsed with: `string()`, the accessors without a zone and
+/// JSON show the time at that offset. Equality, order and hashing see only the instant.
+///
+/// Packed in one `i128` ([`Timestamp::repr`], what the JIT holds): the nanoseconds shifted left by
+/// [`OFFSET_BITS`], the offset in minutes plus [`OFFSET_BIAS`] in the low bits. An arithmetic
+/// shift right by [`OFFSET_BITS`] gives the nanoseconds back.
+#[derive(Clone, Copy, Debug)]
 pub struct Timestamp {
-    nanos: i128,
+    repr: i128,
+}
+
+/// The low bits of [`Timestamp::repr`] that hold the offset.
+pub const OFFSET_BITS: u32 = 12;
+/// Added to the offset in minutes (±1439) to store it in [`OFFSET_BITS`] unsigned bits.
+const OFFSET_BIAS: i128 = 2048;
+/// The largest offset in minutes, 23:59.
+const MAX_OFFSET_MINUTES: i32 = 23 * 60 + 59;
+
+impl PartialEq for Timestamp {
+    fn eq(&self, other: &Timestamp) -> bool {
+        self.nanos() == other.nanos()
+    }
+}
+
+impl Eq for Timestamp {}
+
+impl PartialOrd for Timestamp {
+    fn partial_cmp(&self, other: &Timestamp) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Timestamp {
+    fn cmp(&self, other: &Timestamp) -> std::cmp::Ordering {
+        self.nanos().cmp(&other.nanos())
+    }
+}
+
+impl std::hash::Hash for Timestamp {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.nanos().hash(state);
+    }
 }
 
 /// A signed span of time in nanoseconds.
@@ -78,23 +117,53 @@ fn quoted(text: &str) -> String {
 
 impl Timestamp {
     /// The earliest timestamp, 0001-01-01T00:00:00Z.
-    pub const MIN: Timestamp = Timestamp {
-        nanos: MIN_UNIX_SECS as i128 * NANOS_PER_SEC,
-    };
+    pub const MIN: Timestamp = Timestamp::utc(MIN_UNIX_SECS as i128 * NANOS_PER_SEC);
     /// The latest timestamp, 9999-12-31T23:59:59.999999999Z.
-    pub const MAX: Timestamp = Timestamp {
-        nanos: MAX_UNIX_SECS as i128 * NANOS_PER_SEC + (NANOS_PER_SEC - 1),
-    };
+    pub const MAX: Timestamp =
+        Timestamp::utc(MAX_UNIX_SECS as i128 * NANOS_PER_SEC + (NANOS_PER_SEC - 1));
     /// The Unix epoch, 1970-01-01T00:00:00Z.
-    pub const UNIX_EPOCH: Timestamp = Timestamp { nanos: 0 };
+    pub const UNIX_EPOCH: Timestamp = Timestamp::utc(0);
 
-    /// A timestamp from nanoseconds since the epoch; `Overflow` outside year 1..=9999.
+    /// In UTC, unchecked.
+    const fn utc(nanos: i128) -> Timestamp {
+        Timestamp {
+            repr: nanos << OFFSET_BITS | OFFSET_BIAS,
+        }
+    }
+
+    /// A timestamp in UTC from nanoseconds since the epoch; `Overflow` outside year 1..=9999.
     pub fn from_nanos(nanos: i128) -> Result<Timestamp, EvalError> {
-        if (Self::MIN.nanos..=Self::MAX.nanos).contains(&nanos) {
-            Ok(Timestamp { nanos })
+        if (MIN_UNIX_SECS as i128 * NANOS_PER_SEC..=Self::MAX.nanos()).contains(&nanos) {
+            Ok(Timestamp::utc(nanos))
         } else {
             Err(timestamp_overflow())
         }
+    }
+
+    /// The same instant shown at `minutes` east of UTC (within ±23:59).
+    pub(super) fn at_offset(self, minutes: i32) -> Timestamp {
+        debug_assert!(minutes.abs() <= MAX_OFFSET_MINUTES);
+        let code = i128::from(minutes.clamp(-MAX_OFFSET_MINUTES, MAX_OFFSET_MINUTES)) + OFFSET_BIAS;
+        Timestamp {
+            repr: self.nanos() << OFFSET_BITS | code,
+        }
+    }
+
+    /// The packed form (see [`Timestamp`]).
+    pub fn repr(self) -> i128 {
+        self.repr
+    }
+
+    /// A timestamp from its packed form; `Overflow` for an instant outside year 1..=9999 or an
+    /// offset beyond ±23:59.
+    pub fn from_repr(repr: i128) -> Result<Timestamp, EvalError> {
+        let t = Timestamp { repr };
+        let offset_ok = t.offset_minutes().abs() <= MAX_OFFSET_MINUTES;
+        Timestamp::from_nanos(t.nanos())
+            .ok()
+            .filter(|_| offset_ok)
+            .map(|_| t)
+            .ok_or_else(timestamp_overflow)
     }
 
     /// `timestamp(int)`: a timestamp from whole seconds since the epoch; `Overflow` outside year
@@ -114,18 +183,23 @@ impl Timestamp {
 
     /// Nanoseconds since the Unix epoch.
     pub fn nanos(self) -> i128 {
-        self.nanos
+        self.repr >> OFFSET_BITS
+    }
+
+    /// The offset it is shown at, in minutes east of UTC.
+    pub fn offset_minutes(self) -> i32 {
+        ((self.repr & ((1 << OFFSET_BITS) - 1)) - OFFSET_BIAS) as i32
     }
 
     /// `int(timestamp)`: whole seconds since the epoch, rounded down (1969-12-31T23:59:59.5Z is -1).
     pub fn unix_seconds(self) -> i64 {
         // In range by the type's invariant: |seconds| < 2^38.
-        self.nanos.div_euclid(NANOS_PER_SEC) as i64
+        self.nanos().div_euclid(NANOS_PER_SEC) as i64
     }
 
     /// The nanoseconds within the second, 0..=999_999_999 (also before the epoch).
     pub fn subsec_nanos(self) -> u32 {
-        self.nanos.rem_euclid(NANOS_PER_SEC) as u32
+        self.nanos().rem_euclid(NANOS_PER_SEC) as u32
     }
 }
 
@@ -248,9 +322,10 @@ pub fn ts_sub_ts(a: Timestamp, b: Timestamp) -> Result<Duration, EvalError> {
 }
 
 /// `timestamp + duration` (and `duration + timestamp`): `timestamp overflow` outside year
-/// 1..=9999. Exact for every duration, as in cel-cpp.
+/// 1..=9999. Exact for every duration, as in cel-cpp; the result keeps `t`'s offset, as in cel-go.
 pub fn ts_add_dur(t: Timestamp, d: Duration) -> Result<Timestamp, EvalError> {
-    Timestamp::from_nanos(t.nanos + d.nanos)
+    // The offset stays, as Go's `Time.Add` keeps the location.
+    Timestamp::from_nanos(t.nanos() + d.nanos).map(|sum| sum.at_offset(t.offset_minutes()))
 }
 
 /// `timestamp - duration`: the duration is negated first, so it must fit in `i64` nanoseconds

@@ -47,7 +47,9 @@ impl Rfc3339 {
     /// no sub-nanoseconds.
     fn instant(&self) -> Option<Timestamp> {
         let nanos = i128::from(self.unix_seconds()) * NANOS_PER_SEC + i128::from(self.nanos);
-        Timestamp::from_nanos(nanos).ok()
+        Timestamp::from_nanos(nanos)
+            .ok()
+            .map(|t| t.at_offset(self.offset / 60))
     }
 }
 
@@ -183,7 +185,8 @@ fn invalid_timestamp(text: &str) -> EvalError {
     EvalError::invalid(format!("invalid timestamp {}", quoted(text)))
 }
 
-/// `timestamp(string)`: strict RFC 3339, accepting exactly what both cel-go (Go's
+/// `timestamp(string)`: strict RFC 3339, the time kept at the offset written (`string()` shows
+/// it again), accepting exactly what both cel-go (Go's
 /// `time.Parse(time.RFC3339, …)`) and cel-cpp (absl's `RFC3339_full`) accept:
 /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±hh:mm)` with upper-case `T` and `Z`, a real calendar date
 /// (no `02-30`), seconds up to 59 (no leap second), offsets up to ±23:59, nothing around it.
@@ -204,10 +207,11 @@ pub fn parse_timestamp(text: &str) -> Result<Timestamp, EvalError> {
     };
     let nanos = i128::from(fields.unix_seconds()) * NANOS_PER_SEC + i128::from(fields.nanos);
     // absl keeps quarter nanoseconds (250000 fs), so cel-cpp sees .99999999925 past the end.
-    if fields.sub_nanos_fs >= 250_000 && nanos == Timestamp::MAX.nanos {
+    if fields.sub_nanos_fs >= 250_000 && nanos == Timestamp::MAX.nanos() {
         return Err(timestamp_overflow());
     }
-    Timestamp::from_nanos(nanos)
+    // Kept at the offset it was written with, as Go's `time.Parse` keeps it.
+    Timestamp::from_nanos(nanos).map(|t| t.at_offset(fields.offset / 60))
 }
 
 /// Re-formats an RFC 3339 time as Go's `t.Format(time.RFC3339Nano)` does after
@@ -338,7 +342,6 @@ impl Writer<'_> {
 }
 
 /// `.5`, `.123456789`: Go's `.999999999` layout (no trailing zeros, nothing for zero).
-#[cfg(test)]
 pub(super) fn fraction_trimmed(nanos: u32) -> String {
     if nanos == 0 {
         return String::new();
@@ -347,32 +350,38 @@ pub(super) fn fraction_trimmed(nanos: u32) -> String {
     digits.trim_end_matches('0').to_string()
 }
 
-/// `.500`, `.000001`, `.123456789`: the protobuf/cel-cpp style, in groups of three digits.
-pub(super) fn fraction_grouped(nanos: u32) -> String {
-    if nanos == 0 {
-        String::new()
-    } else if nanos.is_multiple_of(1_000_000) {
-        format!(".{:03}", nanos / 1_000_000)
-    } else if nanos.is_multiple_of(1_000) {
-        format!(".{:06}", nanos / 1_000)
-    } else {
-        format!(".{nanos:09}")
-    }
+/// `string(timestamp)` as cel-go prints it, Go's `t.Format(time.RFC3339Nano)`: the time at its
+/// own offset (`Z` for UTC), the fraction without trailing zeros and none when zero:
+/// `2024-01-01T10:00:00.5+05:00`, `2025-10-21T10:00:00Z`.
+pub fn format_timestamp(t: Timestamp) -> String {
+    rfc3339_nano(t, t.offset_minutes())
 }
 
-/// `string(timestamp)`: UTC with `Z`, the fraction in groups of three digits as cel-cpp prints
-/// it (`2025-10-21T10:00:00.500Z`, `…T10:00:00.000001Z`, no fraction when zero). cel-go prints
-/// `…T10:00:00.5Z` instead; the oracle is cel-cpp.
-pub fn format_timestamp(t: Timestamp) -> String {
-    let secs = t.unix_seconds();
+/// `%s` of a timestamp in `format`, as cel-go prints it: RFC3339Nano in UTC
+/// (`2024-01-01T05:00:00.5Z` for the time above).
+pub fn format_timestamp_utc(t: Timestamp) -> String {
+    rfc3339_nano(t, 0)
+}
+
+fn rfc3339_nano(t: Timestamp, offset_minutes: i32) -> String {
+    let secs = t.unix_seconds() + i64::from(offset_minutes) * 60;
     let (year, month, day) = civil_from_days(secs.div_euclid(SECS_PER_DAY));
     let sod = secs.rem_euclid(SECS_PER_DAY);
+    let fraction = fraction_trimmed(t.subsec_nanos());
+    let zone = match offset_minutes {
+        0 => "Z".to_string(),
+        m => {
+            let sign = if m < 0 { '-' } else { '+' };
+            format!("{sign}{:02}:{:02}", m.abs() / 60, m.abs() % 60)
+        }
+    };
+    // Go prints the local year with four digits at least (a year 0 or 10000 can arise only at
+    // an offset across the ends of the range).
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}{}Z",
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}{fraction}{zone}",
         sod / 3600,
         sod % 3600 / 60,
         sod % 60,
-        fraction_grouped(t.subsec_nanos())
     )
 }
 

@@ -157,8 +157,9 @@ fn table_offset(tz: Tz, unix_secs: i64) -> i64 {
     }
 }
 
-/// `timestamp.getX()` and `timestamp.getX(tz)`: a calendar or clock part of the time in UTC or
-/// in the zone `tz`. A zone is what both cel-go and cel-cpp accept: the empty string (UTC), an
+/// `timestamp.getX()` and `timestamp.getX(tz)`: a calendar or clock part of the time at its own
+/// offset (as cel-go reads it: UTC unless it was parsed from text with another offset; cel-cpp
+/// reads UTC) or in the zone `tz`. A zone is what both cel-go and cel-cpp accept: the empty string (UTC), an
 /// IANA name spelt exactly (`America/Los_Angeles`, `US/Central`, `UTC`), or an offset `[+-]H:M`
 /// with one or more digits on each side (`+05:30`, `-02:30`, `02:00`, `0:90`); anything else is
 /// `InvalidArgument` (`invalid time zone "…"`). `getMonth`, `getDayOfMonth` and `getDayOfYear` are 0-based, `getDate` is
@@ -167,7 +168,8 @@ fn table_offset(tz: Tz, unix_secs: i64) -> i64 {
 pub fn timestamp_part(t: Timestamp, part: TimePart, tz: Option<&str>) -> Result<i64, EvalError> {
     let utc_secs = t.unix_seconds();
     let offset = match tz.map(parse_zone).transpose()? {
-        None => 0,
+        // cel-go reads the time at its own offset (Go's `Time.Hour()` in the time's location).
+        None => i64::from(t.offset_minutes()) * 60,
         Some(Zone::Fixed(secs)) => secs,
         Some(Zone::Named(zone)) => named_offset(zone, utc_secs),
     };
