@@ -9,7 +9,7 @@ use super::strings;
 use super::time::{self, TimePart, Timestamp};
 use super::typed::Builtin;
 use super::types::Type;
-use super::value::{ErrorKind, EvalError, EvalResult, Value, check_size};
+use super::value::{EvalError, EvalResult, Value, check_size};
 use std::sync::Arc;
 
 /// Why a call did not resolve.
@@ -415,12 +415,19 @@ fn string_ext(f: Builtin, args: &[Value]) -> EvalResult {
     }
 }
 
+/// A conversion out of the target's range, in cel-go's words: `integer overflow` for `int`,
+/// `unsigned integer overflow` for `uint`.
 fn range_error(what: &str) -> EvalError {
-    EvalError::new(ErrorKind::Overflow, format!("{what} out of range"))
+    match what {
+        "uint" => EvalError::overflow("unsigned integer"),
+        _ => EvalError::overflow("integer"),
+    }
 }
 
-fn parse_error(what: &str, text: &str) -> EvalError {
-    EvalError::invalid(format!("cannot convert {text:?} to {what}"))
+/// Text that does not convert, in cel-go's words (`type conversion error from 'string' to
+/// 'int'`: Go's `strconv` error is not shown).
+fn parse_error(what: &str, _text: &str) -> EvalError {
+    EvalError::invalid(time::conversion_error_text(what))
 }
 
 /// The type conversions `int uint double string bool bytes timestamp duration`.
@@ -462,9 +469,9 @@ fn convert(f: Builtin, args: &[Value]) -> EvalResult {
             check_size("bytes", s.len())?;
             Ok(Bytes(Arc::from(s.as_bytes())))
         }
-        (Builtin::ToTimestamp, String(s)) => time::parse_timestamp(s).map(Timestamp),
+        (Builtin::ToTimestamp, String(s)) => time::timestamp_from_string(s).map(Timestamp),
         (Builtin::ToTimestamp, Int(i)) => self::Timestamp::from_unix_seconds(*i).map(Timestamp),
-        (Builtin::ToDuration, String(s)) => time::parse_duration(s).map(Duration),
+        (Builtin::ToDuration, String(s)) => time::duration_from_string(s).map(Duration),
         _ => Err(no_overload(f, args)),
     }
 }
@@ -648,7 +655,7 @@ pub fn format_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cel::value::MAX_VALUE_BYTES;
+    use crate::cel::value::{ErrorKind, MAX_VALUE_BYTES};
 
     #[test]
     fn results_from_oversized_input_are_held_to_the_limit_too() {

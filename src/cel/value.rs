@@ -144,15 +144,20 @@ impl EvalError {
         EvalError::new(ErrorKind::NoSuchField, format!("no such field: {name}"))
     }
 
-    /// `no matching overload for '<function>' applied to '(<types>)'`.
+    /// `no such overload: <function>(<types>)`, as cel-go's dispatcher words it
+    /// (`no such overload: int(bool)`), with cel-go's type names: conditions and the resource
+    /// are maps to the Go sentinel.
     pub fn no_overload(function: &str, args: &[&Value]) -> EvalError {
-        let types: Vec<String> = args.iter().map(|a| a.type_name().to_string()).collect();
+        let types: Vec<&str> = args
+            .iter()
+            .map(|a| match a {
+                Value::Condition(_) | Value::Resource(_) => "map",
+                other => other.type_name(),
+            })
+            .collect();
         EvalError::new(
             ErrorKind::NoMatchingOverload,
-            format!(
-                "no matching overload for '{function}' applied to '({})'",
-                types.join(", ")
-            ),
+            format!("no such overload: {function}({})", types.join(", ")),
         )
     }
 

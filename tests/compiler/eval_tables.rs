@@ -48,6 +48,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "format",
             "format_times",
             "format_errors",
+            "conversion_errors",
         ],
     ),
 ];
@@ -271,6 +272,7 @@ sections!("strings":
     strings_format,
     strings_format_times,
     strings_format_errors,
+    strings_conversion_errors,
 );
 
 #[test]

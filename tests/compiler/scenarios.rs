@@ -394,12 +394,16 @@ fn a_constant_call_that_always_fails_is_a_load_time_error() {
         got,
         [
             (
-                "this call always fails: invalid duration \"30x\"".to_string(),
+                "this call always fails: type conversion error from 'string' to \
+                 'google.protobuf.Duration'"
+                    .to_string(),
                 0,
                 15
             ),
             (
-                "this call always fails: invalid timestamp \"nope\"".to_string(),
+                "this call always fails: type conversion error from 'string' to \
+                 'google.protobuf.Timestamp'"
+                    .to_string(),
                 0,
                 17
             ),

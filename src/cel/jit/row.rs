@@ -5,7 +5,7 @@
 //!
 //! Invariant: a [`Prepared`] is filled once per resource (at decode), by the resource's own
 //! accessors ([`Resource::condition`], [`Resource::text`], …, which decode a field outside the
-//! resource's projection on first read) and the one timestamp parser ([`parse_timestamp`]), so a
+//! resource's projection on first read) and the one timestamp parser ([`timestamp_from_string`]), so a
 //! load from it yields exactly what the interpreter computes from the resource. The slots are
 //! named by the fields of the schema ([`crate::cel::host::RESOURCE_SCHEMA`]), never by position.
 
@@ -14,7 +14,7 @@ use crate::cel::host::{
     Condition, ConditionField, EMPTY, Field, Resource, ResourceField, TextField, TextRef, Time,
     TimeField,
 };
-use crate::cel::time::parse_timestamp;
+use crate::cel::time::timestamp_from_string;
 use crate::cel::value::{EvalError, Value};
 use std::sync::{Arc, LazyLock};
 
@@ -309,7 +309,7 @@ impl Prepared {
                 ..empty_slot()
             };
         }
-        match parse_timestamp(text) {
+        match timestamp_from_string(text) {
             Ok(t) => {
                 let n = t.repr();
                 Slot {

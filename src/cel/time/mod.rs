@@ -17,7 +17,7 @@
 //! ranges returns an `Overflow` error instead. Arithmetic *between* durations and the difference
 //! of two timestamps must moreover fit in `i64` nanoseconds (±292 years), as in cel-go and cel-cpp.
 
-use super::value::EvalError;
+use super::value::{ErrorKind, EvalError};
 
 mod duration_text;
 mod rfc3339;
@@ -92,6 +92,31 @@ impl std::hash::Hash for Timestamp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Duration {
     nanos: i128,
+}
+
+/// cel-go's message for text that does not convert to `to` (`int`, `google.protobuf.Duration`):
+/// Go's own parse error is not shown.
+pub fn conversion_error_text(to: &str) -> String {
+    format!("type conversion error from 'string' to '{to}'")
+}
+
+/// `timestamp(string)` as CEL evaluates it: [`parse_timestamp`], with cel-go's message for text
+/// that is not a timestamp (`type conversion error from 'string' to
+/// 'google.protobuf.Timestamp'`); a time outside the range stays `timestamp overflow`, as in
+/// cel-go. The one implementation the interpreter and the JIT's pre-parsed time fields share.
+pub fn timestamp_from_string(text: &str) -> Result<Timestamp, EvalError> {
+    parse_timestamp(text).map_err(|e| match e.kind {
+        ErrorKind::Overflow => e,
+        _ => EvalError::new(e.kind, conversion_error_text("google.protobuf.Timestamp")),
+    })
+}
+
+/// `duration(string)` as CEL evaluates it: [`parse_duration`], with cel-go's message for every
+/// failure (`type conversion error from 'string' to 'google.protobuf.Duration'`: Go's
+/// `time.ParseDuration` error, out of range included); the kind stays.
+pub fn duration_from_string(text: &str) -> Result<Duration, EvalError> {
+    parse_duration(text)
+        .map_err(|e| EvalError::new(e.kind, conversion_error_text("google.protobuf.Duration")))
 }
 
 fn timestamp_overflow() -> EvalError {

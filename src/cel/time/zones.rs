@@ -207,7 +207,7 @@ pub fn duration_part(d: Duration, part: TimePart) -> Result<i64, EvalError> {
         TimePart::Milliseconds => n / 1_000_000 % 1000,
         _ => {
             let message = format!(
-                "no matching overload for '{}' applied to '(google.protobuf.Duration)'",
+                "no such overload: {}(google.protobuf.Duration)",
                 part.method_name()
             );
             return Err(EvalError::new(ErrorKind::NoMatchingOverload, message));
