@@ -1,6 +1,7 @@
 //! The reference interpreter: evaluates a typed tree against an activation.
 //!
-//! This is the definition of correct: CEL semantics as cel-cpp implements them. Errors are
+//! This is the definition of correct: CEL semantics as cel-go implements them (the Go sentinel's
+//! engine; cel-cpp where README says we chose otherwise). Errors are
 //! values; `&&`, `||` and the `all`/`exists` macros absorb them exactly as CEL specifies, `?:`
 //! evaluates only the chosen branch. Invariant: evaluation never panics and its recursion depth is
 //! the tree's depth, which the parser bounds.
