@@ -485,7 +485,7 @@ fn format_clauses_are_checked_against_the_types_go_knows() {
     };
     let program = Program::compile(&src(r#""%d".format([s]) == """#)).expect("dyn in Go");
     let r = Arc::new(Resource::from_json(json!({"id": "x"})));
-    let d = program.evaluate(&r, now(), &mut Vec::new());
+    let d = program.interpret(&r, now(), &mut Vec::new());
     assert_eq!(
         d.reason.to_string(),
         "result evaluation failed: error during formatting: decimal clause can only be used on \
