@@ -401,7 +401,7 @@ pub struct FormatCheckError {
 ///
 /// `dyn` fits every clause, and so do the sentinel's condition and resource types (they are
 /// `dyn` to the Go checker); the checker passes `dyn` for every element whose type Go's checker
-/// could not know ([`format_arg_type`]), so that rules Go accepts are not rejected here. Unlike
+/// could not know (`format_arg_type`), so that rules Go accepts are not rejected here. Unlike
 /// cel-go this does not look inside nested list or map literals given to `%s` (every type fits
 /// `%s` here anyway).
 pub fn check_format(fmt: &str, arg_types: &[Type]) -> Result<(), FormatCheckError> {

@@ -48,7 +48,7 @@ const MAX_DURATION_NANOS: i128 = 315_576_000_000 * NANOS_PER_SEC + 999_999_999;
 /// JSON show the time at that offset. Equality, order and hashing see only the instant.
 ///
 /// Packed in one `i128` ([`Timestamp::repr`], what the JIT holds): the nanoseconds shifted left by
-/// [`OFFSET_BITS`], the offset in minutes plus [`OFFSET_BIAS`] in the low bits. An arithmetic
+/// [`OFFSET_BITS`], the offset in minutes plus `OFFSET_BIAS` in the low bits. An arithmetic
 /// shift right by [`OFFSET_BITS`] gives the nanoseconds back.
 #[derive(Clone, Copy, Debug)]
 pub struct Timestamp {
