@@ -232,6 +232,8 @@ mod tests {
     use crate::cel::check::{Env, check};
     use crate::cel::parse;
     use crate::cel::types::Type;
+    use crate::cel::value::Value;
+    use proptest::prelude::*;
 
     /// The failing calls of `source` as (source text, always) pairs, checked with a dyn
     /// variable `x` and without load-time errors (so that the calls stay in the tree).
@@ -333,5 +335,64 @@ mod tests {
         assert_eq!(failing(r#"int(x)"#), []);
         assert_eq!(failing(r#"[1].map(v, int("a" + string(v)))"#), []);
         assert_eq!(failing(r#"1 / 0"#), []);
+    }
+    /// A boolean expression over `x` (dyn) built from constants, `x`, calls that always fail,
+    /// `||`, `&&`, `?:`, `!` and macros over constant and variable ranges.
+    fn expression() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("true".to_string()),
+            Just("false".to_string()),
+            Just("x == 1".to_string()),
+            Just("x".to_string()),
+            Just(r#"int("a") > 0"#.to_string()),
+            Just(r#"duration("b") > duration("1s")"#.to_string()),
+            Just(r#""s".matches("(")"#.to_string()),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} || {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} && {b})")),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
+                inner.clone().prop_map(|a| format!("!{a}")),
+                inner.clone().prop_map(|a| format!("[].exists(v, {a})")),
+                inner.clone().prop_map(|a| format!("[1, 2].all(v, {a})")),
+                inner
+                    .clone()
+                    .prop_map(|a| format!("[x].exists_one(v, {a})")),
+                inner.prop_map(|a| format!("x.exists(v, {a})")),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Soundness: where the analysis says the expression is an error for every input, the
+        /// interpreter gives an error for each of a set of values of `x`.
+        #[test]
+        fn always_means_an_error_for_every_input(source in expression()) {
+            let env = Env::with_slots(&[("x".into(), Type::Dyn)]);
+            let Ok(e) = check(&parse(&source).expect("parses"), &env) else {
+                return Ok(());
+            };
+            if !failing_calls(&e).iter().any(|f| f.always) {
+                return Ok(());
+            }
+            let xs = [
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Int(1),
+                Value::List(vec![].into()),
+                Value::List(vec![Value::Bool(true)].into()),
+            ];
+            for x in xs {
+                let slots = [Ok(x.clone())];
+                let act = crate::cel::interp::Activation {
+                    slots: &slots,
+                    ..Default::default()
+                };
+                let value = crate::cel::interp::eval(&e, &act);
+                proptest::prop_assert!(value.is_err(), "{} with x = {:?}: {:?}", source, x, value);
+            }
+        }
     }
 }
