@@ -19,13 +19,13 @@ use super::json::{
 };
 use super::{canonical_time, complete_condition, complete_resource};
 use crate::cel::host::schema::{
-    CONDITION_INTS, CONDITION_TEXTS, CONDITION_TIME_NAMES, CONDITION_TIMES, RESOURCE_INTS,
-    RESOURCE_TEXTS, RESOURCE_TIME_NAMES, RESOURCE_TIMES,
+    CONDITION_INTS, CONDITION_TEXTS, CONDITION_TIME_NAMES, CONDITION_TIMES, RESOURCE_TEXTS,
+    RESOURCE_TIME_NAMES, RESOURCE_TIMES,
 };
 use crate::cel::host::{
-    CONDITION_SCHEMA, Condition, ConditionField, ConditionFields, Conditions, EMPTY_MAP,
-    EMPTY_TEXT, Field, FieldDef, FieldType, JsonText, MAX_RESOURCE_BYTES, Projection,
-    RESOURCE_SCHEMA, Resource, ResourceField, ResourceFields, SharedText, Text, Time,
+    CONDITION_SCHEMA, Condition, ConditionField, ConditionFields, Conditions, EMPTY_TEXT, Field,
+    FieldDef, FieldType, JsonText, MAX_RESOURCE_BYTES, Projection, RESOURCE_SCHEMA, Resource,
+    ResourceField, ResourceFields, SharedText, Text, Time,
 };
 use crate::cel::value::{EvalError, Map, Value};
 use std::ops::Range;
@@ -288,13 +288,14 @@ impl<'a> Scan<'a> {
     }
 
     /// One resource (at `{`) decoded under `p`, or `None` for the complete decoder.
+    #[inline(always)]
     fn resource(&mut self, page: &SharedText, p: &Arc<Projection>) -> Option<Resource> {
         let start = self.i;
         let mut seen = 0u32;
+        // The member loop only notes where each field's text is; it is decoded after it.
         let mut texts: [Option<Str>; RESOURCE_TEXTS] = Default::default();
         let mut times: [Option<Str>; RESOURCE_TIMES] = Default::default();
-        let mut ints = [0i64; RESOURCE_INTS];
-        let mut labels = None;
+        let mut fields = ResourceFields::absent();
         let mut conditions = Conditions::default();
         let keys = self.resource_keys;
         self.object(|s, key| {
@@ -314,12 +315,12 @@ impl<'a> Scan<'a> {
                 FieldType::Time => times[def.slot] = s.text()?,
                 FieldType::Int => {
                     if !s.null()? {
-                        ints[def.slot] = s.int()?;
+                        fields.ints[def.slot] = Ok(s.int()?);
                     }
                 }
                 FieldType::Labels => {
                     if !s.null()? {
-                        labels = Some(s.labels(page)?);
+                        fields.labels = Ok(s.labels(page)?);
                     }
                 }
                 FieldType::Status => {
@@ -332,13 +333,9 @@ impl<'a> Scan<'a> {
             Some(())
         })?;
         let raw = JsonText::range(page, start, self.i)?;
-        let fields = ResourceFields {
-            texts: texts_of(page, texts)?,
-            times: times_of(page, &RESOURCE_TIME_NAMES, times)?,
-            ints: ints.map(Ok),
-            labels: Ok(labels.unwrap_or_else(|| EMPTY_MAP.clone())),
-            conditions: Ok(conditions),
-        };
+        decode_texts(page, texts, &mut fields.texts)?;
+        decode_times(page, &RESOURCE_TIME_NAMES, times, &mut fields.times)?;
+        fields.conditions = Ok(conditions);
         Some(Resource::projected(fields, raw, p, complete_resource))
     }
 
@@ -401,6 +398,7 @@ impl<'a> Scan<'a> {
     /// One condition (must be an object), decoded when its type is projected; nothing is
     /// built for one that is not, and once its type is known not to be (the API writes `type`
     /// first) the rest of it is only skipped.
+    #[inline(always)]
     fn condition(&mut self, page: &SharedText, p: &Projection) -> Option<Option<Condition>> {
         const TYPE: ConditionField = ConditionField::Type;
         let start = self.i;
@@ -458,11 +456,10 @@ impl<'a> Scan<'a> {
             return Some(None);
         }
         let raw = JsonText::range(page, start, self.i)?;
-        let fields = ConditionFields {
-            texts: texts_of(page, texts)?,
-            times: times_of(page, &CONDITION_TIME_NAMES, times)?,
-            ints: ints.map(Ok),
-        };
+        let mut fields = ConditionFields::absent();
+        decode_texts(page, texts, &mut fields.texts)?;
+        decode_times(page, &CONDITION_TIME_NAMES, times, &mut fields.times)?;
+        fields.ints = ints.map(Ok);
         Some(Some(Condition::projected(
             fields,
             raw,
@@ -529,39 +526,37 @@ fn opt_str(page: &SharedText, s: Option<Str>) -> Option<std::borrow::Cow<'_, str
     }
 }
 
-/// A text field: "" when absent.
-fn opt_text(page: &SharedText, s: Option<Str>) -> Option<Text> {
-    match s {
-        None => Some(Text::empty()),
-        Some(s) => text_of(page, s),
+/// Decodes the texts found into their slots (the others stay ""); `None` when one cannot be
+/// decoded here.
+#[inline(always)]
+fn decode_texts<const N: usize>(
+    page: &SharedText,
+    found: [Option<Str>; N],
+    into: &mut [Field<Text>; N],
+) -> Option<()> {
+    for (s, out) in found.into_iter().zip(into) {
+        if let Some(s) = s {
+            *out = Ok(text_of(page, s)?);
+        }
     }
+    Some(())
 }
 
-/// The text fields of a record ("" each when absent), or `None` when one cannot be read here.
-fn texts_of<const N: usize>(page: &SharedText, strs: [Option<Str>; N]) -> Option<[Field<Text>; N]> {
-    let texts = strs.map(|s| opt_text(page, s));
-    if texts.iter().any(Option::is_none) {
-        return None;
-    }
-    Some(texts.map(|t| Ok(t.unwrap_or_else(Text::empty))))
-}
-
-/// The time fields of a record, named by slot in `names`, or `None` when one cannot be read
-/// here.
-fn times_of<const N: usize>(
+/// Decodes the times found into their slots, named by slot in `names` (the others stay "");
+/// `None` when one cannot be decoded here.
+#[inline(always)]
+fn decode_times<const N: usize>(
     page: &SharedText,
     names: &[&str; N],
-    strs: [Option<Str>; N],
-) -> Option<[Field<Time>; N]> {
-    let mut i = 0;
-    let times = strs.map(|s| {
-        i += 1;
-        time_of(page, names[i - 1], s)
-    });
-    if times.iter().any(Option::is_none) {
-        return None;
+    found: [Option<Str>; N],
+    into: &mut [Field<Time>; N],
+) -> Option<()> {
+    for ((s, out), name) in found.into_iter().zip(into).zip(names) {
+        if s.is_some() {
+            *out = time_of(page, name, s)?;
+        }
     }
-    Some(times.map(|t| t.unwrap_or_else(|| Ok(Time::empty()))))
+    Some(())
 }
 
 /// A time field: canonical and parsed ("" when absent, an error when it is not RFC 3339).

@@ -90,6 +90,7 @@ pub struct ConditionFields {
 
 impl ConditionFields {
     /// Every field absent: "" and 0, as the zero condition.
+    #[inline]
     pub fn absent() -> ConditionFields {
         ConditionFields {
             texts: std::array::from_fn(|_| Ok(Text::empty())),
@@ -117,6 +118,7 @@ const TYPE_SLOT: usize = ConditionField::Type.def().slot;
 
 impl Condition {
     /// A condition decoded whole.
+    #[inline]
     pub fn new(fields: ConditionFields) -> Condition {
         Condition {
             fields,
@@ -126,6 +128,7 @@ impl Condition {
 
     /// A condition of which `fields` holds the condition fields of `projection` (and `type`,
     /// always) decoded from `raw`; the others are decoded by `decode` on first read.
+    #[inline]
     pub fn projected(
         fields: ConditionFields,
         raw: JsonText,
@@ -279,6 +282,7 @@ pub struct ResourceFields {
 
 impl ResourceFields {
     /// Every field absent: "", 0, no labels, no conditions.
+    #[inline]
     pub fn absent() -> ResourceFields {
         ResourceFields {
             texts: std::array::from_fn(|_| Ok(Text::empty())),
@@ -321,6 +325,7 @@ const KIND_SLOT: usize = ResourceField::Kind.def().slot;
 
 impl Resource {
     /// A resource decoded whole from `raw`.
+    #[inline]
     pub fn new(fields: ResourceFields, raw: JsonText) -> Resource {
         Resource {
             fields,
@@ -333,6 +338,7 @@ impl Resource {
     /// A resource of which `fields` holds the fields of `projection` decoded from `raw` (the
     /// conditions: those of its condition types); everything else is decoded by `decode` on
     /// first read.
+    #[inline]
     pub fn projected(
         fields: ResourceFields,
         raw: JsonText,

@@ -28,6 +28,8 @@ enum Repr {
         end: usize,
     },
     Own(Arc<str>),
+    /// The empty text: what an absent field holds, made and dropped without touching a count.
+    Empty,
 }
 
 /// A borrowed [`Text`] (or a whole `Arc<str>`): what the accessors return.
@@ -71,7 +73,7 @@ impl Text {
 
     /// The empty text.
     pub fn empty() -> Text {
-        Text::whole(EMPTY.clone())
+        Text(Repr::Empty)
     }
 
     /// The text.
@@ -79,6 +81,7 @@ impl Text {
         match &self.0 {
             Repr::Range { src, start, end } => src.get(*start..*end).unwrap_or(""),
             Repr::Own(s) => s,
+            Repr::Empty => "",
         }
     }
 
@@ -90,6 +93,7 @@ impl Text {
                 whole: None,
             },
             Repr::Own(s) => TextRef::whole(s),
+            Repr::Empty => TextRef::whole(&EMPTY),
         }
     }
 }
@@ -260,7 +264,7 @@ mod tests {
         let inside = Text::within(&page, &page[6..10]);
         let range = |t: &Text| match &t.0 {
             Repr::Range { src, start, .. } => Some((src.clone(), *start)),
-            Repr::Own(_) => None,
+            Repr::Own(_) | Repr::Empty => None,
         };
         assert_eq!(inside.as_str(), "True");
         assert!(range(&inside).is_some_and(|(src, start)| Arc::ptr_eq(&src, &page) && start == 6));
