@@ -400,7 +400,6 @@ impl<'a> Scan<'a> {
     /// first) the rest of it is only skipped.
     #[inline(always)]
     fn condition(&mut self, page: &SharedText, p: &Projection) -> Option<Option<Condition>> {
-        const TYPE: ConditionField = ConditionField::Type;
         let start = self.i;
         let mut seen = 0u32;
         let mut texts: [Option<Str>; CONDITION_TEXTS] = Default::default();
@@ -410,10 +409,9 @@ impl<'a> Scan<'a> {
         let keys = self.condition_keys;
         let mut dropped = false;
         self.members(|s, key| {
-            let Some(def) = keys
-                .get(key)
-                .filter(|d| d.field == TYPE || p.has_condition_field(d.field))
-            else {
+            let Some(def) = keys.get(key).filter(|d| {
+                matches!(d.field, ConditionField::Type) || p.has_condition_field(d.field)
+            }) else {
                 s.skip()?;
                 return Some(true);
             };
@@ -423,7 +421,7 @@ impl<'a> Scan<'a> {
                 return None;
             }
             seen |= bit;
-            if def.field == TYPE {
+            if matches!(def.field, ConditionField::Type) {
                 let text = s.text()?;
                 if !p.has_condition(&opt_str(page, text)?) {
                     // Not read: the rest is only skipped (a second `type` would change
