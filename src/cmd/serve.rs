@@ -38,15 +38,22 @@ pub struct ServeArgs {
 }
 
 /// A startup failure as one line: main prints it on stderr, so multi-line causes (a broker.yaml
-/// problem list, an HTML error page in a probe answer) are joined with `; `.
+/// problem list, an HTML error page in a probe answer) are joined with `; `, except after a
+/// line that introduces the next (ends with `:`), which a space follows.
 fn startup(what: &str, e: impl std::fmt::Display) -> CmdError {
-    let cause = e.to_string();
-    let lines: Vec<&str> = cause
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    CmdError::Startup(format!("{what}: {}", lines.join("; ")))
+    CmdError::Startup(format!("{what}: {}", one_line(&e.to_string())))
+}
+
+/// `text`'s non-blank lines, trimmed, on one line (see [`startup`]).
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// The settings the logger takes from the config.
@@ -84,7 +91,7 @@ fn log_start(config: &Config) {
 
 /// Runs `sentinel serve` to completion (exit 0 after a signal).
 pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
-    let config = config::load(&args.flags, &config::process_env)?;
+    let config = logging::with_startup_logger(VERSION, || load_config(args))?;
     logging::init(&log_settings(&config));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -107,6 +114,19 @@ pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
     })();
     runtime.block_on(shutdown_tracing(telemetry));
     result
+}
+
+/// Loads the configuration with Go's two lines around it (logged by the start-up logger, see
+/// [`logging::with_startup_logger`]); a config that fails to load gets only the first.
+fn load_config(args: &ServeArgs) -> Result<Config, CmdError> {
+    let path = config::config_path(&args.flags, &config::process_env);
+    info!("Loading configuration from {}", path.display());
+    let config = config::load(&args.flags, &config::process_env)?;
+    info!(
+        "Configuration loaded successfully: name={} resource_type={}",
+        config.sentinel.name, config.resource_type
+    );
+    Ok(config)
 }
 
 /// Go's tracing setup: off is one INFO; an exporter that cannot be built is one WARN and the
@@ -204,7 +224,7 @@ async fn serve(
     let signals = Signals::register();
     tokio::spawn(async move {
         signals.wait().await;
-        info!("Received shutdown signal, stopping");
+        info!("Received shutdown signal");
         signal_health.shutting_down();
         let _ = stop_tx.send(true);
         // Keep the sender: the loop must not take a dropped channel for a second signal.
@@ -216,7 +236,7 @@ async fn serve(
     let _ = servers_stop.send(true);
     let _ = health_task.await;
     let _ = metrics_task.await;
-    info!("Sentinel stopped");
+    info!("Sentinel stopped gracefully");
     Ok(())
 }
 
@@ -248,5 +268,27 @@ impl Signals {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn multi_line_causes_join_into_one_line() {
+        assert_eq!(
+            one_line("invalid broker configuration (environment):\n  broker.type is required"),
+            "invalid broker configuration (environment): broker.type is required"
+        );
+        assert_eq!(
+            one_line("invalid broker configuration (broker.yaml):\n  a\n  b\n"),
+            "invalid broker configuration (broker.yaml): a; b"
+        );
+        assert_eq!(
+            one_line("<html>\n\n <body>x</body>\n</html>"),
+            "<html>; <body>x</body>; </html>"
+        );
+        assert_eq!(one_line("plain"), "plain");
     }
 }

@@ -44,16 +44,36 @@ pub struct GoFormat {
 impl GoFormat {
     /// A formatter for JSON (`json`) or text lines.
     pub fn new(json: bool, version: &str) -> GoFormat {
-        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .or_else(|_| std::env::var("HOSTNAME"))
-            .unwrap_or_default();
         GoFormat {
             json,
             version: version.to_string(),
-            hostname,
+            hostname: hostname(),
         }
     }
+}
+
+/// The host name as Go's `os.Hostname` finds it: `/proc/sys/kernel/hostname`, else the
+/// kernel's `uname` node name (never empty in a container, where `/proc` may be masked and
+/// `$HOSTNAME` unset); `$HOSTNAME` only if both say nothing.
+fn hostname() -> String {
+    let proc = std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
+    let uname = || {
+        rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned()
+    };
+    first_hostname([proc, Some(uname()), std::env::var("HOSTNAME").ok()])
+}
+
+/// The first non-blank candidate, trimmed; `""` if none.
+fn first_hostname(candidates: impl IntoIterator<Item = Option<String>>) -> String {
+    candidates
+        .into_iter()
+        .flatten()
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
+        .unwrap_or_default()
 }
 
 /// Installs the global subscriber. Calling it twice is harmless (the first wins).
@@ -75,6 +95,20 @@ pub fn init(settings: &LogSettings) {
             .with(layer.with_filter(filter(settings.level)))
             .try_init()
     };
+}
+
+/// Runs `f` with Go's default logger as the thread's logger: JSON lines at info level on
+/// standard output. The Go sentinel logs its configuration loading (`Loading configuration
+/// from …`, `Configuration loaded successfully: …`) with that logger, before the configured one
+/// exists, whatever `log.format` and `log.output` the file then asks for.
+pub fn with_startup_logger<T>(version: &str, f: impl FnOnce() -> T) -> T {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    let layer = tracing_subscriber::fmt::layer()
+        .event_format(GoFormat::new(true, version))
+        .with_writer(std::io::stdout)
+        .with_filter(filter(Level::INFO));
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), f)
 }
 
 /// The configured level for the sentinel's own records; every other crate (reqwest, hyper,
@@ -120,6 +154,21 @@ struct Fields {
     extra: Vec<(&'static str, serde_json::Value)>,
     /// The current span's trace and span id, hex.
     trace: Option<(String, String)>,
+    /// The frames of an ERROR line's `stack_trace` (empty on other levels).
+    stack: Vec<String>,
+}
+
+/// An ERROR line's `stack_trace`, as Go's logger adds one to every error-level line: the error
+/// site, `<module> <file>:<line>` (Go: `<function>() <file>:<line>`), taken from the log
+/// call's own metadata. One frame, not Go's up to 15: the image's binary is stripped (no symbols
+/// to name callers with), and the callers of an async fn are the executor's poll frames, which
+/// say nothing about the error.
+fn stack_trace(meta: &tracing::Metadata<'_>) -> Vec<String> {
+    let module = meta.module_path().unwrap_or(meta.target());
+    match (meta.file(), meta.line()) {
+        (Some(file), Some(line)) => vec![format!("{module} {file}:{line}")],
+        _ => vec![module.to_string()],
+    }
 }
 
 /// The `extra` object of a line's other fields: a dotted name (`checks.broker`) nests under
@@ -231,6 +280,9 @@ where
         f.trace = super::telemetry::current_ids().map(|(t, s)| (hex(&t), hex(&s)));
         let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
         let level = level_name(event.metadata().level());
+        if *event.metadata().level() == Level::ERROR {
+            f.stack = stack_trace(event.metadata());
+        }
         if self.json {
             writeln!(writer, "{}", self.json_line(&timestamp, level, f))
         } else {
@@ -279,6 +331,10 @@ impl GoFormat {
             field(&mut out, "trace_id", trace_id);
             field(&mut out, "span_id", span_id);
         }
+        if !f.stack.is_empty() {
+            out.extend_from_slice(br#","stack_trace":"#);
+            let _ = serde_json::to_writer(&mut out, &f.stack);
+        }
         out.push(b'}');
         String::from_utf8(out).unwrap_or_default()
     }
@@ -324,6 +380,11 @@ impl GoFormat {
             push_escaped(&mut line, &e);
             line.push('"');
         }
+        // Go writes the frames indented below the line, one per line.
+        for frame in &f.stack {
+            line.push_str("\n    ");
+            push_escaped(&mut line, frame);
+        }
         line
     }
 }
@@ -331,6 +392,90 @@ impl GoFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_lines_carry_the_error_site_as_stack_trace() {
+        let frame = "sentinel::daemon::runtime src/daemon/runtime.rs:369".to_string();
+        let f = Fields {
+            message: "Trigger failed: failed to fetch resources".into(),
+            error: Some("api down".into()),
+            stack: vec![frame.clone()],
+            ..Fields::default()
+        };
+        let json = GoFormat {
+            json: true,
+            version: "1.0".into(),
+            hostname: "h".into(),
+        };
+        let line = json.json_line("2025-01-01T00:00:00Z", "error", f.clone());
+        let v: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(v["stack_trace"], serde_json::json!([frame]));
+        let text = GoFormat {
+            json: false,
+            ..json
+        };
+        assert_eq!(
+            text.text_line("2025-01-01T00:00:00Z", "error", f),
+            format!(
+                "2025-01-01T00:00:00Z ERROR [sentinel] [1.0] [h] Trigger failed: failed to fetch \
+                 resources error=\"api down\"\n    {frame}"
+            )
+        );
+    }
+
+    /// The frame comes from the log call itself: this file and the line of the `error!`.
+    #[test]
+    fn the_stack_frame_is_the_log_call_site() {
+        struct Capture(std::sync::Mutex<Vec<Vec<String>>>);
+        impl tracing::Subscriber for Capture {
+            fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+                true
+            }
+            fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+                tracing::span::Id::from_u64(1)
+            }
+            fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+            fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+            fn event(&self, event: &Event<'_>) {
+                self.0.lock().unwrap().push(stack_trace(event.metadata()));
+            }
+            fn enter(&self, _: &tracing::span::Id) {}
+            fn exit(&self, _: &tracing::span::Id) {}
+        }
+        let capture = std::sync::Arc::new(Capture(Default::default()));
+        let line = line!() + 2;
+        tracing::subscriber::with_default(capture.clone(), || {
+            tracing::error!("boom");
+        });
+        let frames = capture.0.lock().unwrap().clone();
+        assert_eq!(
+            frames,
+            [vec![format!(
+                "sentinel::daemon::logging::tests src/daemon/logging.rs:{line}"
+            )]]
+        );
+    }
+
+    #[test]
+    fn hostname_falls_back_to_uname() {
+        let uname = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned();
+        assert!(!uname.is_empty());
+        // No /proc and no $HOSTNAME: the uname node name, as Go's os.Hostname.
+        assert_eq!(first_hostname([None, Some(uname.clone()), None]), uname);
+        assert_eq!(
+            first_hostname([Some("pod-1\n".into()), Some(uname.clone()), None]),
+            "pod-1"
+        );
+        assert_eq!(
+            first_hostname([Some(" \n".into()), Some(String::new()), Some("h".into())]),
+            "h"
+        );
+        assert_eq!(first_hostname([None, None, None]), "");
+        assert!(!hostname().is_empty());
+    }
 
     #[test]
     fn other_crates_log_only_warnings() {
@@ -461,6 +606,9 @@ mod tests {
             obj.insert("trace_id".into(), s(t));
             obj.insert("span_id".into(), s(sp));
         }
+        if !f.stack.is_empty() {
+            obj.insert("stack_trace".into(), f.stack.clone().into());
+        }
         serde_json::Value::Object(obj).to_string()
     }
 
@@ -487,6 +635,7 @@ mod tests {
                     ("y.", serde_json::Value::Null),
                 ],
                 trace: Some(("00ff".into(), "ab".into())),
+                stack: vec!["sentinel::daemon::runtime src/daemon/runtime.rs:1".into()],
                 ..Fields::default()
             },
             Fields {

@@ -129,12 +129,12 @@ impl Metrics {
             let broker_published = CounterVec::new(
                 broker_opts(
                     "messages_published_total",
-                    "Total number of messages published to the broker",
+                    "Total number of messages published to the broker.",
                 ),
                 &["topic"],
             )?;
             let broker_failures = CounterVec::new(
-                broker_opts("errors_total", "Total number of broker errors"),
+                broker_opts("errors_total", "Total number of message processing errors."),
                 &["topic", "error_type"],
             )?;
             for c in [
@@ -222,13 +222,15 @@ impl Metrics {
             .inc();
     }
 
-    /// One failed publish.
+    /// One failed publish: `error_type="publish_error"` on the sentinel's counter (Go's
+    /// sentinel), `error_type="publish"` on the broker library's (hyperfleet-broker's
+    /// `RecordError(topic, "publish")`).
     pub fn publish_failed(&self) {
         self.broker_errors
             .with_label_values(&[&self.resource_type, &self.selector, "publish_error"])
             .inc();
         self.broker_failures
-            .with_label_values(&[&self.topic, "publish_error"])
+            .with_label_values(&[&self.topic, "publish"])
             .inc();
     }
 
@@ -295,7 +297,9 @@ mod tests {
             r#"hyperfleet_sentinel_last_successful_poll_timestamp_seconds{component="sentinel",version="1.2.3"} 1700000000"#,
             r#"hyperfleet_sentinel_poll_duration_seconds_bucket{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3",le="0.25"} 1"#,
             r#"hyperfleet_broker_messages_published_total{component="sentinel",topic="clusters",version="1.2.3"} 2"#,
-            r#"hyperfleet_broker_errors_total{component="sentinel",error_type="publish_error",topic="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_broker_errors_total{component="sentinel",error_type="publish",topic="clusters",version="1.2.3"} 1"#,
+            "# HELP hyperfleet_broker_messages_published_total Total number of messages published to the broker.\n",
+            "# HELP hyperfleet_broker_errors_total Total number of message processing errors.\n",
         ] {
             assert!(text.contains(needle), "missing {needle}\n{text}");
         }

@@ -217,7 +217,7 @@ impl Daemon {
             super::config::go_duration_string(self.poll_interval));
         self.run_with(wall_clock, |_, _| ControlFlow::Continue(()), &mut shutdown)
             .await;
-        info!("Stopping sentinel due to shutdown signal");
+        info!("Stopping sentinel due to context cancellation");
         if let Err(e) = self.close().await {
             warn!(error = %e, "Closing the broker connection failed");
         }

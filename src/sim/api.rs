@@ -16,6 +16,10 @@
 //!   discards it as stale or incomplete);
 //! - anything else → 404 problem+json.
 //!
+//! With [`FakeApi::set_gzip`] on, every answer (faults included) is gzipped for a client whose
+//! `Accept-Encoding` takes gzip, as the real API's `CompressMiddleware` does; off by default, so
+//! that a simulation's fleet server spends no CPU compressing unless asked.
+//!
 //! Invariant: every request is recorded before anything else happens to it, then checked for
 //! the token, then given the next matching fault, and only then answered from the fleet.
 
@@ -40,6 +44,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -61,6 +66,7 @@ pub struct FakeApi {
     /// The requests received.
     pub recorder: Recorder,
     expected_token: Mutex<Option<String>>,
+    gzip: AtomicBool,
 }
 
 impl FakeApi {
@@ -78,7 +84,14 @@ impl FakeApi {
             faults: Faults::default(),
             recorder: Recorder::new(capacity),
             expected_token: Mutex::new(None),
+            gzip: AtomicBool::new(false),
         }
+    }
+
+    /// Gzips answers from now on for a client that accepts it (`Accept-Encoding: gzip`, or `*`,
+    /// with a positive q), as the real API does; `false`: never.
+    pub fn set_gzip(&self, on: bool) {
+        self.gzip.store(on, Ordering::Relaxed);
     }
 
     /// Requires `Authorization: Bearer <token>` on every request from now on (`None`: no auth).
@@ -196,7 +209,22 @@ pub fn router(api: Arc<FakeApi>) -> Router {
         )
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(api.clone(), front))
+        .layer(gzip_layer(api.clone()))
         .with_state(api)
+}
+
+/// The real API's `CompressMiddleware`: gzip for every answer (whatever its size or type) when
+/// the client accepts it, while [`FakeApi::set_gzip`] is on.
+fn gzip_layer(
+    api: Arc<FakeApi>,
+) -> tower_http::compression::CompressionLayer<impl tower_http::compression::Predicate + Clone> {
+    let on = move |_: StatusCode,
+                   _: axum::http::Version,
+                   _: &axum::http::HeaderMap,
+                   _: &axum::http::Extensions| { api.gzip.load(Ordering::Relaxed) };
+    tower_http::compression::CompressionLayer::new()
+        .gzip(true)
+        .compress_when(on)
 }
 
 /// Records the request, checks the token, and applies the next matching fault.

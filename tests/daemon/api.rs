@@ -705,3 +705,76 @@ async fn a_huge_retry_after_late_in_the_retries_gives_up() {
     assert_eq!(err.retry_after(), Some(Duration::from_secs(u64::MAX)));
     assert_eq!(env.pages_requested(), [1, 1]);
 }
+
+// ---- gzip ----
+
+/// As Go's transport, the client asks for gzip and reads a gzipped page as the plain one; the
+/// fake API, like the real one, gzips when asked (checked here with a client that does not
+/// inflate).
+#[tokio::test]
+async fn pages_are_asked_for_gzipped_and_read_as_plain() {
+    let env = fake_api(clusters(25, "prod")).await;
+    env.api.set_gzip(true);
+    let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages), cluster_ids(0..25));
+    for request in env.requests() {
+        assert_eq!(
+            request.header("accept-encoding"),
+            Some("gzip"),
+            "{request:?}"
+        );
+    }
+
+    let raw = reqwest::Client::builder().no_gzip().build().unwrap();
+    let url = format!("{}{CLUSTERS}?page=1&size=10", env.base_url);
+    let answer = |accept: &'static str| {
+        let request = raw.get(&url).header("accept-encoding", accept);
+        async move {
+            let response = request.send().await.unwrap();
+            let encoding = response
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_string());
+            (encoding, response.bytes().await.unwrap())
+        }
+    };
+    let (encoding, gzipped) = answer("gzip").await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    assert_eq!(&gzipped[..2], [0x1f, 0x8b], "the gzip magic");
+    let (encoding, plain) = answer("identity").await;
+    assert_eq!(encoding, None);
+    assert!(
+        gzipped.len() * 3 < plain.len(),
+        "{} vs {}",
+        gzipped.len(),
+        plain.len()
+    );
+}
+
+/// The body limit counts inflated bytes: a gzip bomb (a few KiB on the wire, one byte over the
+/// limit inflated) is the same final fetch error as an oversized plain body, and a body of
+/// exactly the limit still reads.
+#[tokio::test]
+async fn a_gzip_bomb_is_the_oversized_body_error() {
+    let limit = sentinel::daemon::api::max_body_bytes(1);
+    let env = fake_api(clusters(3, "prod")).await;
+    env.api.set_gzip(true);
+    env.api
+        .inject(FaultRule::new(Fault::Body(padded_empty_page(limit))).on_page(1));
+    let (pages, err) = drain(env.client(1).list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(pages.len(), 1);
+
+    env.api
+        .inject(FaultRule::new(Fault::Body(padded_empty_page(limit + 1))).on_page(1));
+    let (pages, err) = drain(env.client(1).list("clusters", None)).await;
+    assert!(pages.is_empty());
+    let err = err.expect("the size error");
+    assert!(
+        matches!(err, ApiError::TooLarge { limit: l, .. } if l == limit),
+        "{err}"
+    );
+    assert_eq!(err.metric_label(), "fetch_error");
+    assert!(!err.is_retriable());
+}

@@ -905,6 +905,46 @@ fn an_empty_label_selector_is_dropped_with_a_warning() {
     assert!(load_yaml(MINIMAL).expect("loads").warnings.is_empty());
 }
 
+/// Go accepts `page_size` up to 500; the API serves at most 100 (`max=100`), so a larger one
+/// loads with a warning naming that limit (and where the value came from).
+#[test]
+fn a_page_size_above_the_apis_limit_loads_with_a_warning() {
+    let with_size = |n: u32| {
+        MINIMAL.replace(
+            "base_url: http://api:8000",
+            &format!("base_url: http://api:8000\n    page_size: {n}"),
+        )
+    };
+    for n in [1, 20, 100] {
+        let config = load_yaml(&with_size(n)).expect("loads");
+        assert_eq!(config.clients.hyperfleet_api.page_size, n);
+        assert!(config.warnings.is_empty(), "{n}: {:?}", config.warnings);
+    }
+    let config = load_yaml(&with_size(500)).expect("Go's validation: up to 500");
+    assert_eq!(config.clients.hyperfleet_api.page_size, 500);
+    assert_eq!(
+        config.warnings,
+        [
+            "config.yaml: clients.hyperfleet_api.page_size: 500 is above 100, the most the \
+          HyperFleet API serves per page: it answers every list request with 400 (accepted, \
+          as by the Go sentinel)"
+        ]
+    );
+    let env = env_of(&[("HYPERFLEET_API_PAGE_SIZE", "101")]);
+    let config = load_str(MINIMAL, "config.yaml", &ConfigFlags::default(), &env).expect("loads");
+    assert_eq!(config.warnings.len(), 1);
+    assert!(
+        config.warnings[0].contains("page_size: 101 (from HYPERFLEET_API_PAGE_SIZE) is above 100"),
+        "{:?}",
+        config.warnings
+    );
+    let text = error_text(&with_size(501), &ConfigFlags::default(), &no_env);
+    assert!(
+        text.contains("must be between 1 and 500, got 501"),
+        "{text}"
+    );
+}
+
 #[test]
 fn version_prints_the_go_sentinels_three_lines_first() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sentinel"))

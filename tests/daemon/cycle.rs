@@ -270,7 +270,7 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
     let ids = cluster_ids(&fleet);
     let InProcess {
         rig,
-        topic: _,
+        topic,
         queue,
         api: _api,
         mut daemon,
@@ -304,6 +304,13 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
     let text = daemon.metrics().render();
     let publish_errors = base(&[("error_type", "publish_error")]);
     assert_eq!(sample(&text, BROKER_ERRORS, &publish_errors), Some(3.0));
+    // The broker library's counter uses its own value, `publish` (hyperfleet-broker's
+    // `RecordError(topic, "publish")`).
+    let library = [("topic", topic.as_str()), ("error_type", "publish")];
+    assert_eq!(
+        sample(&text, "hyperfleet_broker_errors_total", &library),
+        Some(3.0)
+    );
     assert_eq!(published_metric(daemon.metrics()), 3.0);
     // Due resources count as pending whether or not their publish succeeded.
     assert_eq!(sample(&text, PENDING, &base(&[])), Some(3.0));

@@ -280,9 +280,18 @@ async fn serve_on_pubsub_exits_0_when_a_held_publish_times_out_after_sigterm() {
         "{}",
         process.output()
     );
+    // An ERROR line carries Go's `stack_trace`: here the error site in the poll loop.
+    for line in process.log_lines().iter().filter(|v| v["level"] == "error") {
+        let frames = line["stack_trace"].as_array().map(Vec::as_slice);
+        let site = frames.and_then(|f| f.first()).and_then(|f| f.as_str());
+        assert!(
+            site.is_some_and(|s| s.starts_with("sentinel::") && s.contains(".rs:")),
+            "{line}"
+        );
+    }
     assert_eq!(
         logs.last().map(|(_, m)| m.as_str()),
-        Some("Sentinel stopped"),
+        Some("Sentinel stopped gracefully"),
         "{}",
         process.output()
     );

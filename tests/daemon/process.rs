@@ -211,6 +211,9 @@ async fn startup_failures_exit_1_with_one_line() {
     );
     let line = startup_failure(&config, &no_url, &api.base_url).await;
     assert!(line.contains("broker.rabbitmq.url"), "{line}");
+    // The problem list joins its heading with a space, not a stray `:;`.
+    let heading = format!("invalid broker configuration ({}): ", no_url.display());
+    assert!(line.contains(&heading) && !line.contains(":;"), "{line}");
     assert_eq!(api.api.requests().len(), 1, "the probe comes first");
 
     // A taken health port: the servers start last, after the broker connected.
@@ -383,7 +386,20 @@ async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
     assert_eq!(status.code(), Some(0), "{}", process.output());
 
     let lines = process.json_lines();
-    let first = &lines[0];
+    // Go's two configuration lines come first, from its default logger (JSON, info).
+    assert_eq!(
+        lines[0]["message"],
+        format!("Loading configuration from {}", t.config.display()),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[1]["message"],
+        "Configuration loaded successfully: name=sentinel-e2e resource_type=clusters",
+        "{}",
+        lines[1]
+    );
+    let first = &lines[2];
     assert_eq!(first["message"], "Starting HyperFleet Sentinel", "{first}");
     assert_eq!(first["extra"]["log_level"], "debug", "{first}");
     assert_eq!(first["extra"]["log_format"], "json", "{first}");

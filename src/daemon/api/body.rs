@@ -4,6 +4,12 @@
 //! Takes a response and its limit; gives the body of a 200 (at most `limit` bytes) or the first
 //! [`BODY_EXCERPT_LEN`] bytes of any other answer (all an [`ApiError::Http`] keeps).
 //!
+//! The client asks for gzip (`Accept-Encoding: gzip`, as Go's HTTP transport does; the API
+//! gzips list pages for a client that asks) and reqwest inflates before a chunk reaches
+//! [`read`], so the bound counts inflated bytes: a gzip bomb, small on the wire, is the same
+//! [`ApiError::TooLarge`] as an oversized plain body. A gzipped answer has no usable length
+//! (reqwest reports none for a body it inflates), so it is bounded chunk by chunk.
+//!
 //! Invariant: at most `limit` bytes (plus one chunk being looked at) are ever held; a body past
 //! the limit is an [`ApiError::TooLarge`] as soon as it is known to be past it: from its
 //! `Content-Length` before any byte is read, else at the chunk that crosses the limit.

@@ -38,7 +38,8 @@ pub struct ConfigFlags {
     /// HyperFleet API timeout, e.g. 10s [env: HYPERFLEET_API_TIMEOUT]
     #[arg(long = "hyperfleet-api-timeout", value_name = "DURATION")]
     pub hyperfleet_api_timeout: Option<String>,
-    /// Resources per API page, 1 to 500 [env: HYPERFLEET_API_PAGE_SIZE]
+    /// Resources per API page, 1 to 500 (the HyperFleet API serves at most 100) [env:
+    /// HYPERFLEET_API_PAGE_SIZE]
     #[arg(long = "hyperfleet-api-page-size", value_name = "N")]
     pub hyperfleet_api_page_size: Option<String>,
     /// Broker topic [env: HYPERFLEET_BROKER_TOPIC]

@@ -19,6 +19,9 @@ const DEFAULT_VERSION: &str = "v1";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_PAGE_SIZE: i64 = 20;
 const MAX_PAGE_SIZE: i64 = 500;
+/// The largest `size` the HyperFleet API serves (its list handler validates `max=100`); a
+/// larger `page_size` is accepted, as by the Go sentinel, with a warning.
+pub const API_MAX_PAGE_SIZE: u32 = 100;
 
 /// Builds the configuration, adding what is wrong to `problems`. The result is meaningful only
 /// when `problems` is empty.
@@ -28,6 +31,11 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
     let resource_type = c.resource_type();
     let poll_interval = c.positive(Key::PollInterval, DEFAULT_POLL_INTERVAL);
     let hyperfleet_api = c.api();
+    let mut warnings = raw.warnings.clone();
+    warnings.extend(page_size_warning(
+        hyperfleet_api.page_size,
+        raw.source(Key::PageSize),
+    ));
     let topic = c.text(Key::Topic).unwrap_or_default();
     let log = c.log();
     let message_data = c.message_data();
@@ -46,7 +54,19 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
         message_decision: raw.message_decision.clone(),
         debug_config: c.flag(Key::DebugConfig).unwrap_or(false),
         tracing_enabled: c.flag(Key::TracingEnabled).unwrap_or(true),
-        warnings: raw.warnings.clone(),
+        warnings,
+    })
+}
+
+/// A warning for a `page_size` the API refuses: every list request would be a 400.
+fn page_size_warning(page_size: u32, source: Option<&str>) -> Option<String> {
+    (page_size > API_MAX_PAGE_SIZE).then(|| {
+        let from = source.map(|s| format!(" (from {s})")).unwrap_or_default();
+        format!(
+            "clients.hyperfleet_api.page_size: {page_size}{from} is above {API_MAX_PAGE_SIZE}, \
+             the most the HyperFleet API serves per page: it answers every list request with \
+             400 (accepted, as by the Go sentinel)"
+        )
     })
 }
 

@@ -265,19 +265,25 @@ impl Drop for Process {
 }
 
 /// The end of a clean shutdown: the signal logged, no error logged, nothing on stderr, and
-/// `Sentinel stopped` last.
+/// `Sentinel stopped gracefully` last, in Go's words.
 pub fn assert_clean_stop(process: &Process) {
     let logs = process.log_messages();
+    let messages: Vec<&str> = logs.iter().map(|(_, m)| m.as_str()).collect();
+    let signal = messages
+        .iter()
+        .position(|m| *m == "Received shutdown signal");
+    let loop_stop = messages
+        .iter()
+        .position(|m| *m == "Stopping sentinel due to context cancellation");
     assert!(
-        logs.iter()
-            .any(|(_, m)| m == "Received shutdown signal, stopping"),
+        signal.is_some() && loop_stop.is_some() && signal < loop_stop,
         "{logs:?}"
     );
     let errors: Vec<_> = logs.iter().filter(|(l, _)| l == "error").collect();
     assert!(errors.is_empty(), "{}", process.output());
     assert_eq!(
         logs.last().map(|(_, m)| m.as_str()),
-        Some("Sentinel stopped")
+        Some("Sentinel stopped gracefully")
     );
     let stderr = process.stderr.lock().expect("stderr").clone();
     assert!(stderr.is_empty(), "{}", process.output());
