@@ -50,8 +50,8 @@ pub struct ApiClientConfig {
     pub version: String,
     /// The timeout of each HTTP request, from connecting to the end of the body.
     pub timeout: Duration,
-    /// Resources per list page, the `size` query parameter (the API's OpenAPI description sets
-    /// no maximum; a config accepts 1 to 500).
+    /// Resources per list page, the `size` query parameter (the API serves at most 100, though
+    /// its OpenAPI description sets no maximum; a config accepts 1 to 500, as Go's).
     pub page_size: u32,
     /// A file holding the bearer token; no `Authorization` header when `None`.
     pub token_path: Option<PathBuf>,

@@ -184,6 +184,8 @@ async fn sends_user_agent_and_bearer_token() {
     // Without the token the fake API refuses, and a 401 is final.
     let (_, err) = drain(env.client(10).list("clusters", None)).await;
     assert!(matches!(err, Some(ApiError::Http { status: 401, .. })));
+    // As in Go, `auth_error` is a token-file error only: a 401 or 403 is a `fetch_error`.
+    assert_eq!(err.map(|e| e.metric_label()), Some("fetch_error"));
     assert_eq!(env.requests().len(), 2);
     let _ = std::fs::remove_file(path);
 }

@@ -202,7 +202,9 @@ async fn a_fetch_failure_abandons_the_cycle() {
         last_success,
         "last success moved"
     );
+    // pending_resources and poll_duration are observed on completed cycles only, as in Go.
     assert_eq!(sample(&text, POLLS, &base(&[])), Some(1.0));
+    assert_eq!(sample(&text, PENDING, &base(&[])), Some(6.0));
 
     // The API recovers: the next cycle completes and moves the timestamp again.
     api.api.faults.clear();

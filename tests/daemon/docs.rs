@@ -129,3 +129,95 @@ fn the_metric_guard_can_fail() {
     assert_eq!(bogus, ["hyperfleet_sentinel_no_such_thing_total"]);
     assert!(!exported.contains(&bogus[0]));
 }
+
+/// The row of docs/metrics.md's table for `metric`.
+fn metrics_row(reference: &str, metric: &str) -> String {
+    let start = format!("| `{metric}` |");
+    reference
+        .lines()
+        .find(|l| l.starts_with(&start))
+        .unwrap_or_else(|| panic!("metrics.md has no row for {metric}"))
+        .to_string()
+}
+
+/// The docs' mechanical claims against the code: the selector label's form, the page size the
+/// API serves, which failures are `auth_error`, when the cycle metrics are observed.
+#[test]
+fn the_docs_claims_match_the_code() {
+    use sentinel::daemon::api::{ApiError, TokenError};
+    use sentinel::daemon::metrics::selector_label;
+
+    let guide: Vec<(String, String)> = [
+        "metrics.md",
+        "multi-instance.md",
+        "runbook.md",
+        "operator-guide.md",
+    ]
+    .iter()
+    .map(|n| (n.to_string(), docs(n)))
+    .collect();
+
+    // `resource_selector` is `label:value`, as `selector_label` writes it.
+    let shard = selector_label(&[("shard".into(), "0".into())]);
+    assert_eq!(shard, "shard:0");
+    let reference = docs("metrics.md");
+    assert!(reference.contains("`label:value`"), "metrics.md");
+    assert!(
+        docs("multi-instance.md").contains(&format!("(`{shard}`)")),
+        "multi-instance.md"
+    );
+    let equals_form = regex::Regex::new(r"`(label=value|shard=\d+)`").expect("regex");
+    for (name, text) in &guide {
+        assert!(
+            !equals_form.is_match(text),
+            "{name} writes a selector with `=`"
+        );
+    }
+
+    // The API serves at most MAX_PAGE_SIZE per page: every "up to N" said of the page size is
+    // that, and no doc suggests a larger page.
+    let max = sentinel::sim::api::MAX_PAGE_SIZE.to_string();
+    let up_to = regex::Regex::new(r"(?s)page[ _]size[^.]{0,80}?up to (\d+)").expect("regex");
+    let larger = regex::Regex::new(r"page_size: *(\d+)").expect("regex");
+    for (name, text) in &guide {
+        for c in up_to.captures_iter(text) {
+            assert_eq!(c[1], max, "{name}: {}", &c[0]);
+        }
+        for c in larger.captures_iter(text) {
+            let n: u32 = c[1].parse().expect("number");
+            assert!(n <= sentinel::sim::api::MAX_PAGE_SIZE, "{name}: {}", &c[0]);
+        }
+    }
+
+    // `auth_error` is a token-file error; 401 and 403 are `fetch_error`.
+    for status in [401, 403] {
+        assert_eq!(
+            ApiError::http(status, b"", None).metric_label(),
+            "fetch_error"
+        );
+    }
+    let token = ApiError::from(TokenError::Empty { path: "/t".into() });
+    assert_eq!(token.metric_label(), "auth_error");
+    let row = metrics_row(&reference, "hyperfleet_sentinel_api_errors_total");
+    assert!(
+        row.contains("401 and 403 included") && row.contains("token file"),
+        "{row}"
+    );
+    assert!(
+        docs("runbook.md").contains("any HTTP error status including 401 and 403"),
+        "runbook.md"
+    );
+
+    // Both cycle metrics are observed on completed cycles only (cycle.rs tests the behaviour).
+    for metric in [
+        "hyperfleet_sentinel_pending_resources",
+        "hyperfleet_sentinel_poll_duration_seconds",
+    ] {
+        let row = metrics_row(&reference, metric);
+        assert!(row.contains("**completed**"), "{row}");
+    }
+
+    // The broker library's error_type is `publish`.
+    let row = metrics_row(&reference, "hyperfleet_broker_errors_total");
+    assert!(row.contains("(`publish`"), "{row}");
+}
