@@ -1,6 +1,8 @@
-//! The operator docs against the metrics the binary exports: docs/prometheus-rules.yaml's alerts
-//! and docs/grafana-dashboard.json's queries name only exported metrics, every alert has its
-//! runbook section, and docs/metrics.md lists every metric family.
+//! The operator docs against the code: docs/prometheus-rules.yaml's alerts and
+//! docs/grafana-dashboard.json's queries name only exported metrics, every alert has its runbook
+//! section at an absolute URL, docs/metrics.md lists every metric family, and the docs' other
+//! mechanical claims hold. What the alerts and panels show in a real Prometheus is
+//! prometheus.rs's to prove.
 
 use crate::harness::VERSION;
 use crate::harness::metrics;
@@ -74,10 +76,14 @@ fn alert_rules_and_dashboard_query_only_exported_metrics() {
             runbook.contains(&format!("\n## {name}\n")),
             "runbook.md has no section for {name}"
         );
-        let anchor = format!("docs/runbook.md#{}", name.to_lowercase());
+        // Absolute, so that Alertmanager and Grafana can follow it.
+        let url = format!(
+            "https://example.com/hyperfleet-sentinel/docs/runbook.md#{}",
+            name.to_lowercase()
+        );
         assert_eq!(
             alert["annotations"]["runbook_url"].as_str(),
-            Some(anchor.as_str())
+            Some(url.as_str())
         );
         exprs.push(expr);
     }

@@ -1,7 +1,7 @@
 //! The daemon's tests, one binary, against real parts only: the real RabbitMQ on 127.0.0.1:5672
 //! (guest/guest), Google's Pub/Sub emulator (started by the tests), the fake HyperFleet API
 //! (`sentinel::sim::api`) on 127.0.0.1:0, and the real `sentinel` binary with real signals.
-//! RabbitMQ or the emulator missing fails the tests loudly; nothing is skipped.
+//! RabbitMQ, the emulator or Prometheus missing fails the tests loudly; nothing is skipped.
 //!
 //! Module by module:
 //! - [`config`]: the configuration (defaults, validation errors, precedence, dumps, limits) and
@@ -12,7 +12,9 @@
 //! - [`health`]: health, readiness and metrics over HTTP.
 //! - [`process`]: `sentinel serve` as a process, its signals, startup failures and flags.
 //! - [`chart`]: the binary run as the Go chart's Deployment runs it.
-//! - [`docs`]: the operator docs query only exported metrics.
+//! - [`docs`]: the operator docs query only exported metrics, and their claims match the code.
+//! - [`prometheus`]: the alert rules under promtool, and the rules and dashboard in a real
+//!   Prometheus scraping a live `sentinel serve` (Debian's `prometheus` package, required).
 //! - [`on_pubsub`]: the daemon on Google Pub/Sub, in process and as a process.
 //! - [`traces`]: OpenTelemetry spans, in process and from `sentinel serve`.
 //! - [`simulate`]: the real loop against the fake API with simulated adapters.
@@ -34,5 +36,6 @@ mod health;
 mod on_pubsub;
 mod process;
 mod projection;
+mod prometheus;
 mod simulate;
 mod traces;
