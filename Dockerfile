@@ -10,7 +10,7 @@
 #     --build-arg SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) -t hyperfleet-sentinel-rs .
 #
 # The release build is stripped here only (the release profile keeps line tables for local
-# profiling, see README "Measured speed"): a 20 MiB binary instead of 104 MiB.
+# profiling, see docs/performance.md): a 28.8 MiB binary instead of 104 MiB.
 
 ARG RUST_IMAGE=docker.io/library/rust:1.95-bookworm
 # Debian 12 with glibc, libgcc, CA certificates and the `nonroot` user (uid 65532); the builder

@@ -106,6 +106,10 @@ pub struct SimulateArgs {
     /// Where the fake API listens (default 127.0.0.1:0, with --api-only 127.0.0.1:8000).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
+    /// Gzip the fake API's answers for a client that asks (as the real API does; off by
+    /// default, so that the fleet server spends no CPU compressing).
+    #[arg(long)]
+    pub gzip: bool,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -167,7 +171,7 @@ pub fn main(args: &SimulateArgs, out: &mut dyn Write) -> Result<(), CmdError> {
         .build()
         .map_err(|e| CmdError::Startup(format!("cannot start the async runtime: {e}")))?;
     let realistic = (args.profile == ProfileArg::Realistic).then_some(args.clusters);
-    let summary = runtime.block_on(simulate(options, run_options, args.api_only, realistic))?;
+    let summary = runtime.block_on(simulate(options, run_options, args, realistic))?;
     if args.json {
         let json = serde_json::to_string(&summary).map_err(std::io::Error::other)?;
         writeln!(out, "{json}")?;
@@ -180,14 +184,16 @@ pub fn main(args: &SimulateArgs, out: &mut dyn Write) -> Result<(), CmdError> {
 async fn simulate(
     options: SimOptions,
     run_options: RunOptions,
-    api_only: bool,
+    args: &SimulateArgs,
     realistic: Option<u64>,
 ) -> Result<Summary, CmdError> {
+    let api_only = args.api_only;
     let (mut clusters, nodepools) = (options.clusters, options.nodepools);
     let started = std::time::Instant::now();
     let sim = Simulation::start(options)
         .await
         .map_err(|e| CmdError::Startup(e.to_string()))?;
+    sim.api().set_gzip(args.gzip);
     // `--profile realistic` (checked to come with --api-only): the clusters are added now,
     // before any sentinel can list them.
     if let Some(n) = realistic {

@@ -367,35 +367,35 @@ const ROWS: &[Row] = &[
 ];
 
 /// Sets (or, with `None`, removes) the value at a dotted path of a YAML document.
-fn set_path(doc: &mut serde_yaml::Value, path: &str, value: Option<&str>) {
+fn set_path(doc: &mut yaml_serde::Value, path: &str, value: Option<&str>) {
     let mut node = doc;
     let parts: Vec<&str> = path.split('.').collect();
     for part in &parts[..parts.len() - 1] {
         let map = node.as_mapping_mut().expect("mapping");
-        let key = serde_yaml::Value::from(*part);
+        let key = yaml_serde::Value::from(*part);
         if !map.contains_key(&key) {
             if value.is_none() {
                 return;
             }
-            map.insert(key.clone(), serde_yaml::Value::Mapping(Default::default()));
+            map.insert(key.clone(), yaml_serde::Value::Mapping(Default::default()));
         }
         node = map.get_mut(&key).expect("just inserted");
     }
     let map = node.as_mapping_mut().expect("mapping");
-    let last = serde_yaml::Value::from(parts[parts.len() - 1]);
+    let last = yaml_serde::Value::from(parts[parts.len() - 1]);
     match value {
-        Some(v) => map.insert(last, serde_yaml::Value::from(v)),
+        Some(v) => map.insert(last, yaml_serde::Value::from(v)),
         None => map.remove(&last),
     };
 }
 
 fn file_for(row: &Row, value: Option<&str>) -> String {
-    let mut doc: serde_yaml::Value = serde_yaml::from_str(MINIMAL).expect("minimal");
+    let mut doc: yaml_serde::Value = yaml_serde::from_str(MINIMAL).expect("minimal");
     for (path, v) in row.extra {
         set_path(&mut doc, path, Some(v));
     }
     set_path(&mut doc, row.path, value);
-    serde_yaml::to_string(&doc).expect("yaml")
+    yaml_serde::to_string(&doc).expect("yaml")
 }
 
 /// Loads with the row's setting in the chosen layers and reads it back (or the error text).

@@ -57,8 +57,8 @@ fn alert_rules_and_dashboard_query_only_exported_metrics() {
             .collect()
     };
 
-    let rules: serde_yaml::Value =
-        serde_yaml::from_str(&docs("prometheus-rules.yaml")).expect("prometheus-rules.yaml parses");
+    let rules: yaml_serde::Value =
+        yaml_serde::from_str(&docs("prometheus-rules.yaml")).expect("prometheus-rules.yaml parses");
     assert_eq!(rules["kind"].as_str(), Some("PrometheusRule"));
     let alerts = rules["spec"]["groups"][0]["rules"]
         .as_sequence()

@@ -296,7 +296,7 @@ fn serve_help_lists_every_flag() {
 // Config precedence through the binary.
 
 /// `sentinel config-dump` output, parsed.
-fn config_dump(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> serde_yaml::Value {
+fn config_dump(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> yaml_serde::Value {
     let config_flag = format!("--config={}", config.display());
     let mut args = vec!["config-dump", config_flag.as_str()];
     args.extend_from_slice(flags);
@@ -309,7 +309,7 @@ fn config_dump(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> serde_yam
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_yaml::from_str(&stdout).expect("config-dump prints YAML")
+    yaml_serde::from_str(&stdout).expect("config-dump prints YAML")
 }
 
 #[test]
@@ -326,7 +326,7 @@ fn config_precedence_is_flag_then_env_then_file() {
         ("HYPERFLEET_LOG_LEVEL", "warn"),
     ];
     let flags = ["--poll-interval=9s", "--log-level", "debug"];
-    let pick = |v: &serde_yaml::Value| {
+    let pick = |v: &yaml_serde::Value| {
         (
             v["poll_interval"].as_str().unwrap_or_default().to_string(),
             v["clients"]["broker"]["topic"]

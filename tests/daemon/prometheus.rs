@@ -60,14 +60,14 @@ fn tool(name: &str) -> PathBuf {
 fn rule_file(interval: Option<&str>) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/prometheus-rules.yaml");
     let text = std::fs::read_to_string(&path).expect("docs/prometheus-rules.yaml");
-    let rule: serde_yaml::Value = serde_yaml::from_str(&text).expect("the rules parse");
+    let rule: yaml_serde::Value = yaml_serde::from_str(&text).expect("the rules parse");
     let mut spec = rule["spec"].clone();
     if let Some(interval) = interval {
         for group in spec["groups"].as_sequence_mut().expect("groups") {
             group["interval"] = interval.into();
         }
     }
-    serde_yaml::to_string(&spec).expect("rules as YAML")
+    yaml_serde::to_string(&spec).expect("rules as YAML")
 }
 
 /// tests/data/prometheus/rules.test.yaml.
@@ -101,8 +101,8 @@ fn alert_rules_pass_promtool() {
     assert!(ok, "promtool test rules:\n{out}");
 
     // Every alert has a firing case and a must-not-fire case there.
-    let cases: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&tests).expect("read")).expect("parses");
+    let cases: yaml_serde::Value =
+        yaml_serde::from_str(&std::fs::read_to_string(&tests).expect("read")).expect("parses");
     let mut firing = BTreeSet::new();
     let mut quiet = BTreeSet::new();
     for test in cases["tests"].as_sequence().expect("tests") {
@@ -135,10 +135,10 @@ fn the_promtool_cases_catch_gos_skip_ratio() {
     let text = std::fs::read_to_string(&path).expect("docs/prometheus-rules.yaml");
     assert!(text.contains(ours), "the skip ratio's fallback moved");
     let broken = text.replace(ours, gos);
-    let rule: serde_yaml::Value = serde_yaml::from_str(&broken).expect("parses");
+    let rule: yaml_serde::Value = yaml_serde::from_str(&broken).expect("parses");
     dir.write(
         "rules.yaml",
-        &serde_yaml::to_string(&rule["spec"]).expect("YAML"),
+        &yaml_serde::to_string(&rule["spec"]).expect("YAML"),
     );
     let tests = dir.write("rules.test.yaml", &promtool_cases());
     let (ok, out) = run(Command::new(&promtool).args(["test", "rules"]).arg(&tests));

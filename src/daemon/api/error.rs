@@ -146,9 +146,12 @@ pub fn parse_retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Opt
         // A number too large for u64 is an absurd wait: the retry budget refuses it anyway.
         return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
     }
-    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let wait = date.with_timezone(&chrono::Utc) - now;
-    Some(wait.to_std().unwrap_or(Duration::ZERO))
+    // Any of RFC 9110's three HTTP-date forms (IMF-fixdate, RFC 850, asctime).
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(
+        date.duration_since(std::time::SystemTime::from(now))
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// An error with its sources, "outer: inner: root", because reqwest keeps the useful part
@@ -197,6 +200,9 @@ mod tests {
         assert_eq!(secs("120"), Some(120));
         assert_eq!(secs(" 0 "), Some(0));
         assert_eq!(secs("Wed, 21 Oct 2015 07:28:30 GMT"), Some(30));
+        // RFC 9110's obsolete forms, which a recipient must accept too.
+        assert_eq!(secs("Wednesday, 21-Oct-15 07:28:45 GMT"), Some(45));
+        assert_eq!(secs("Wed Oct 21 07:29:00 2015"), Some(60));
         assert_eq!(secs("Wed, 21 Oct 2015 07:00:00 GMT"), Some(0));
         assert_eq!(secs("99999999999999999999999"), Some(u64::MAX));
         for bad in ["", "-1", "1.5", "soon", "Wed, 99 Oct 2015"] {

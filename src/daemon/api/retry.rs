@@ -6,9 +6,7 @@
 //! the same budget: a server asking for longer than the budget allows is not retried.
 
 use super::error::ApiError;
-use std::collections::hash_map::RandomState;
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
 
 /// Backoff parameters. The defaults are the Go sentinel's: 500 ms initial wait, doubling, at most
@@ -53,9 +51,7 @@ impl Backoff {
     /// `wait` scaled by a random factor in `[1−jitter, 1+jitter]`.
     fn jittered(&self, wait: Duration) -> Duration {
         let jitter = self.jitter.clamp(0.0, 1.0);
-        // RandomState is seeded randomly per instance: enough randomness for spreading retries,
-        // without a dependency on a random number crate.
-        let unit = RandomState::new().build_hasher().finish() as f64 / u64::MAX as f64;
+        let unit = fastrand::f64();
         let factor = 1.0 - jitter + 2.0 * jitter * unit;
         // A NaN jitter or a product past `Duration::MAX` keeps the wait as it is.
         Duration::try_from_secs_f64(wait.as_secs_f64() * factor).unwrap_or(wait)

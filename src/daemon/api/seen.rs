@@ -7,7 +7,7 @@
 //!
 //! Why the index: a binary search of a run of a million hashes (8 MiB) misses the cache at each
 //! of its last ten or so steps, which made the lookup a fifth of a decide-and-skip cycle's CPU
-//! (`perf record` of README's scale run). The hashes are uniform, so their top 16 bits split the
+//! (`perf record` of the million-resource cycle in docs/performance.md). The hashes are uniform, so their top 16 bits split the
 //! run into buckets of about equal size; the index holds where each bucket starts, and a lookup
 //! searches only its bucket (~15 hashes, two cache lines, at a million ids).
 //!

@@ -16,8 +16,8 @@ use super::BrokerError;
 use crate::daemon::config::go::parse_go_bool;
 use crate::daemon::config::yaml::{self, Setting, fields, join, parse_int, suggestion};
 use serde::Serialize;
-use serde_yaml::{Mapping, Value};
 use std::path::{Path, PathBuf};
+use yaml_serde::{Mapping, Value};
 
 mod pubsub;
 mod url;
@@ -298,7 +298,7 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
         problems: Vec::new(),
         ignored: Vec::new(),
     };
-    let root: Value = match serde_yaml::from_str(text) {
+    let root: Value = match yaml_serde::from_str(text) {
         Ok(v) => v,
         Err(e) => {
             r.problems.push(format!("not valid YAML: {e}"));
@@ -534,7 +534,7 @@ impl<'a> Reader<'a> {
 
 /// A YAML key rendered for an error message.
 fn yaml_text(value: &Value) -> String {
-    serde_yaml::to_string(value)
+    yaml_serde::to_string(value)
         .map(|s| s.trim().to_owned())
         .unwrap_or_else(|_| "?".to_owned())
 }

@@ -11,8 +11,8 @@ use super::go::go_duration_string;
 use crate::daemon::broker::config::mask_url;
 use crate::rules::decision::DecisionSource;
 use crate::rules::message_data::MessageData;
-use serde_yaml::{Mapping, Value};
 use std::time::Duration;
+use yaml_serde::{Mapping, Value};
 
 /// The configuration as a YAML document, keys in the Go sentinel's order; `auth` appears only
 /// when set, `message_decision` always (the built-in rules when the file has none, as in Go). `message_data` leaves are written as their CEL text,
@@ -72,7 +72,7 @@ pub fn dump(config: &Config) -> String {
         ("tracing_enabled", Value::Bool(config.tracing_enabled)),
     ]);
     // Serializing a plain value tree has no failure mode in practice; say so rather than panic.
-    serde_yaml::to_string(&mapping(root))
+    yaml_serde::to_string(&mapping(root))
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"))
 }
 

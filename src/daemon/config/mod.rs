@@ -543,9 +543,9 @@ fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Conf
 /// Orders problems by where their top-level key appears in the document (keys it lacks last),
 /// keeping the order within a key. Positions inside the file are not known, so this is as close
 /// to document order as the problems get.
-fn sort_like_document(problems: &mut [Problem], document: &serde_yaml::Value) {
+fn sort_like_document(problems: &mut [Problem], document: &yaml_serde::Value) {
     let mut top_keys: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    if let serde_yaml::Value::Mapping(map) = document {
+    if let yaml_serde::Value::Mapping(map) = document {
         for (i, key) in map.keys().filter_map(|k| k.as_str()).enumerate() {
             top_keys.entry(key).or_insert(i);
         }
@@ -561,15 +561,15 @@ fn sort_like_document(problems: &mut [Problem], document: &serde_yaml::Value) {
 }
 
 /// Parses YAML text into a value with `<<` merge keys applied.
-fn parse_yaml(yaml: &str, file: &str) -> Result<serde_yaml::Value, ConfigError> {
-    let syntax = |e: serde_yaml::Error| {
+fn parse_yaml(yaml: &str, file: &str) -> Result<yaml_serde::Value, ConfigError> {
+    let syntax = |e: yaml_serde::Error| {
         let position = e.location().map(|l| LineCol {
             line: l.line(),
             column: l.column(),
         });
         let mut message = e.to_string();
         if let Some(p) = position {
-            // serde_yaml appends the position to its message; it is already in the prefix.
+            // yaml_serde appends the position to its message; it is already in the prefix.
             message = message.replacen(&format!(" at line {} column {}", p.line, p.column), "", 1);
         }
         ConfigError::Syntax {
@@ -578,7 +578,7 @@ fn parse_yaml(yaml: &str, file: &str) -> Result<serde_yaml::Value, ConfigError> 
             message,
         }
     };
-    let mut document: serde_yaml::Value = serde_yaml::from_str(yaml).map_err(syntax)?;
+    let mut document: yaml_serde::Value = yaml_serde::from_str(yaml).map_err(syntax)?;
     document.apply_merge().map_err(syntax)?;
     Ok(document)
 }

@@ -14,8 +14,8 @@ use super::{
 };
 use crate::rules::decision::{DecisionSource, ParamSource};
 use crate::rules::message_data::MessageData;
-use serde_yaml::{Mapping, Number, Value};
 use std::collections::{HashMap, HashSet};
+use yaml_serde::{Mapping, Number, Value};
 
 /// The deepest `message_data` nesting accepted.
 pub(super) const MAX_DEPTH: usize = 32;
@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn number_literals_are_cel_literals() {
         let lit = |yaml: &str| {
-            let value: Value = serde_yaml::from_str(yaml).expect("yaml");
+            let value: Value = yaml_serde::from_str(yaml).expect("yaml");
             match value {
                 Value::Number(n) => number_literal(&n),
                 _ => None,

@@ -3,7 +3,7 @@
 //! the names a section reads and unknown ones (with the nearest name, for a typo), and scalars
 //! read as text the way Go's viper/mapstructure weak typing reads them (`version: 1` is `"1"`).
 //!
-//! Takes `serde_yaml` values; gives what each one is. Each loader words its own messages: the
+//! Takes `yaml_serde` values; gives what each one is. Each loader words its own messages: the
 //! Go sentinel rejects an unknown config key, while the Go broker library ignores unknown keys,
 //! so broker.yaml only warns.
 //!
@@ -12,7 +12,7 @@
 //! on those.
 
 use crate::cel::diag::nearest;
-use serde_yaml::{Mapping, Value};
+use yaml_serde::{Mapping, Value};
 
 /// `parent.key`, or `key` at the top.
 pub fn join(parent: &str, key: &str) -> String {
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn fields_sort_keys_into_known_and_unknown() {
-        let doc: Value = serde_yaml::from_str("a: 1\nbb: x\n5: y\ntrue: z\n").expect("yaml");
+        let doc: Value = yaml_serde::from_str("a: 1\nbb: x\n5: y\ntrue: z\n").expect("yaml");
         let map = doc.as_mapping().expect("mapping");
         let got: Vec<(String, String, Option<usize>)> = fields(map, "top", &["bb", "a"])
             .map(|f| (f.name, f.path, f.known))
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn sections_and_scalars() {
-        let doc: Value = serde_yaml::from_str("m: {a: 1}\nn: null\ns: [1]\n").expect("yaml");
+        let doc: Value = yaml_serde::from_str("m: {a: 1}\nn: null\ns: [1]\n").expect("yaml");
         assert!(matches!(section(doc.get("m")), Ok(Some(_))));
         assert!(matches!(section(doc.get("n")), Ok(None)));
         assert!(matches!(section(doc.get("absent")), Ok(None)));

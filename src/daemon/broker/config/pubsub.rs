@@ -4,7 +4,7 @@
 
 use super::{PubSubConfig, Reader};
 use crate::daemon::config::go::parse_cloud_duration;
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 /// The keys of `broker.googlepubsub`.
 pub(super) const KEYS: &[&str] = &[
