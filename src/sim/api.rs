@@ -217,7 +217,7 @@ pub fn router(api: Arc<FakeApi>) -> Router {
 /// the client accepts it, while [`FakeApi::set_gzip`] is on.
 fn gzip_layer(
     api: Arc<FakeApi>,
-) -> tower_http::compression::CompressionLayer<impl tower_http::compression::Predicate + Clone> {
+) -> tower_http::compression::CompressionLayer<impl tower_http::compression::Predicate> {
     let on = move |_: StatusCode,
                    _: axum::http::Version,
                    _: &axum::http::HeaderMap,
