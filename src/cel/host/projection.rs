@@ -62,8 +62,11 @@ impl Projection {
     }
 
     /// Whether this is [`Projection::all`].
+    #[inline]
     pub fn is_all(&self) -> bool {
-        *self == Projection::all()
+        self.fields == ALL_RESOURCE_FIELDS
+            && self.condition_fields == ALL_CONDITION_FIELDS
+            && self.condition_types.is_none()
     }
 
     /// Adds resource field `f`.
