@@ -56,9 +56,56 @@ pub fn value_end(b: &[u8], lenient: bool) -> Option<usize> {
     }
 }
 
-/// After the blanks at `i` of `b` (for callers outside the decoder: the fuzz target).
-pub fn blanks_after(b: &[u8], i: usize) -> usize {
-    blank_end(b, i)
+/// The `json` fuzz target's oracle (and the regression test's): holds [`value_end`] to
+/// serde_json on `text`. Where the grammar finds a whole value (nothing but blanks after it),
+/// serde accepts the text, and decodes it into a tree unless the grammar was lenient; where
+/// serde accepts it, the grammar finds it whole unless it nests deeper than 64. Texts that name
+/// serde_json's private tokens (`$serde_json::private::…`, which its `Value` reads as embedded
+/// JSON, not as the key they are) are outside the comparison.
+pub fn check_against_serde(text: &str) -> Result<(), &'static str> {
+    if text.contains("$serde_json::private::") {
+        return Ok(());
+    }
+    let data = text.as_bytes();
+    let skips = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    let decodes = serde_json::from_str::<serde_json::Value>(text).is_ok();
+    let whole = |end: Option<usize>| end.is_some_and(|e| blank_end(data, e) == data.len());
+    let lenient = whole(value_end(data, true));
+    let strict = whole(value_end(data, false));
+    if lenient && !skips {
+        return Err("the grammar accepts what serde refuses");
+    }
+    if strict && !decodes {
+        return Err("the strict grammar accepts what serde cannot decode");
+    }
+    if skips && !lenient && nesting(data) <= MAX_DEPTH as usize {
+        return Err("the grammar refuses what serde accepts");
+    }
+    if strict && !lenient {
+        return Err("strict accepts what lenient refuses");
+    }
+    Ok(())
+}
+
+/// The deepest nesting of arrays and objects outside strings.
+fn nesting(b: &[u8]) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for &c in b {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, ..) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// Where [`skip_end`] starts.

@@ -1325,6 +1325,20 @@ fn base_url_passwords_are_masked() {
     }
 }
 
+/// tests/data/regressions/json: as the `json` fuzz target checks, the page decoder's JSON grammar
+/// accepts and refuses what serde_json does.
+#[test]
+fn json_regressions_hold_the_grammar_to_serde() {
+    let files = regression_files("json", "json");
+    assert!(!files.is_empty(), "no json regressions found");
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a UTF-8 regression input");
+        if let Err(why) = sentinel::resource::json::check_against_serde(&text) {
+            panic!("{}: {why}", file.display());
+        }
+    }
+}
+
 /// tests/data/regressions/page: as the `page` fuzz target checks, the page decodes completely and
 /// under the default rules' projection alike (accepted or refused by both), every completely
 /// decoded item reads as the JSON-tree decoder reads it, and every resource is decided alike.
