@@ -23,10 +23,6 @@ pub fn parse_go_bool(text: &str) -> Option<bool> {
     }
 }
 
-/// 2^63: the magnitude of the most negative duration, and the bound every partial sum of Go's
-/// parser is checked against.
-const LIMIT: u64 = 1 << 63;
-
 /// Go's `time.ParseDuration`, in nanoseconds: an optional sign, then one or more
 /// `<number><unit>` components (`30m`, `1h30m`, `1.5h`, `.5s`, `5.s`, `300ms`, `-2s`, `+5s`),
 /// units `ns us µs μs ms s m h`; a lone `0` (signed or not) is zero; empty text, a number
@@ -35,108 +31,11 @@ const LIMIT: u64 = 1 << 63;
 ///
 /// As in Go, each component's fraction is scaled through an `f64` and truncated to whole
 /// nanoseconds (`0.5ns0.5ns` is 0), and fraction digits past what fits in 63 bits are read but
-/// ignored. Where Go's unsigned sum wraps (two components of exactly 2^63 ns), this is an error.
+/// ignored; where Go's unsigned sum wraps (two components of exactly 2^63 ns) the answer is Go's.
 pub fn parse_go_duration(text: &str) -> Option<i64> {
-    let (negative, mut rest) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: u64 = 0;
-    while !rest.is_empty() {
-        total = total.checked_add(duration_component(&mut rest)?)?;
-        if total > LIMIT {
-            return None;
-        }
-    }
-    if negative {
-        // total <= 2^63, so the negation fits: 2^63 itself is i64::MIN.
-        Some(0i64.wrapping_sub_unsigned(total))
-    } else {
-        i64::try_from(total).ok()
-    }
-}
-
-/// Nanoseconds in one unit of a Go duration.
-fn unit_nanos(unit: &str) -> Option<u64> {
-    Some(match unit {
-        "ns" => 1,
-        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        _ => return None,
-    })
-}
-
-/// The number of leading ASCII digits of `bytes`.
-fn digits(bytes: &[u8]) -> usize {
-    bytes.iter().take_while(|b| b.is_ascii_digit()).count()
-}
-
-/// One `<number><unit>` component of a Go duration, in nanoseconds (at most 2^63), advancing
-/// `rest` past it.
-fn duration_component(rest: &mut &str) -> Option<u64> {
-    let bytes = rest.as_bytes();
-    let int_len = digits(bytes);
-    let mut whole: u64 = 0;
-    for &b in &bytes[..int_len] {
-        whole = whole.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-        if whole > LIMIT {
-            return None;
-        }
-    }
-    let mut pos = int_len;
-    let (mut frac, mut scale, mut frac_len) = (0u64, 1f64, 0);
-    if bytes.get(pos) == Some(&b'.') {
-        pos += 1;
-        frac_len = digits(&bytes[pos..]);
-        let mut full = false;
-        for &b in &bytes[pos..pos + frac_len] {
-            // Go stops accumulating precision once another digit could pass 2^63.
-            if full || frac > (LIMIT - 1) / 10 {
-                full = true;
-                continue;
-            }
-            let next = frac * 10 + u64::from(b - b'0');
-            if next > LIMIT {
-                full = true;
-                continue;
-            }
-            frac = next;
-            scale *= 10.0;
-        }
-        pos += frac_len;
-    }
-    if int_len == 0 && frac_len == 0 {
-        return None; // no digits: `.s`, `-.s`, `s`
-    }
-    let unit_len = bytes[pos..]
-        .iter()
-        .position(|&b| b == b'.' || b.is_ascii_digit())
-        .unwrap_or(bytes.len() - pos);
-    // Both ends are ASCII positions (or the end), so the slice is on char boundaries.
-    let unit = unit_nanos(rest.get(pos..pos + unit_len)?)?;
-    if whole > LIMIT / unit {
-        return None;
-    }
-    let mut nanos = whole * unit;
-    if frac > 0 {
-        // At most 3.6e12 (a fraction of an hour), so the sum cannot wrap.
-        nanos += (frac as f64 * (unit as f64 / scale)) as u64;
-        if nanos > LIMIT {
-            return None;
-        }
-    }
-    *rest = &rest[pos + unit_len..];
-    Some(nanos)
+    // One implementation of Go's syntax serves CEL's `duration()` and the config.
+    let d = crate::cel::time::parse_duration(text).ok()?;
+    i64::try_from(d.nanos()).ok()
 }
 
 /// The Go `hyperfleet-broker` library's `parseGoogleCloudDuration`, in nanoseconds: surrounding
@@ -303,10 +202,15 @@ mod tests {
             "9223372036854775.808us",
             "9223372036854ms775us808ns",
             "-9223372036854775809ns",
-            "9223372036854775808ns9223372036854775808ns",
         ] {
             assert_eq!(parse_go_duration(bad), None, "{bad:?}");
         }
+        // Go's unsigned sum wraps to 0 here and time.ParseDuration returns 0, as cel-go's
+        // duration() does: the one parser both share gives Go's answer.
+        assert_eq!(
+            parse_go_duration("9223372036854775808ns9223372036854775808ns"),
+            Some(0)
+        );
     }
 
     /// The config read durations with the CEL compiler's parser (cel-cpp's rules) and
