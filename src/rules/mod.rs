@@ -13,6 +13,7 @@ use message_data::{MessageData, MessageDataProgram};
 use std::sync::Arc;
 
 pub mod decision;
+pub mod filter;
 pub mod message_data;
 
 /// The compiled rules of one config.
