@@ -184,6 +184,7 @@ impl ApiClient {
             received: 0,
             seen: SeenIds::new(),
             done: false,
+            fields: None,
         }
     }
 
@@ -299,6 +300,8 @@ pub struct Pager {
     projection: Arc<Projection>,
     collection: String,
     search: Option<String>,
+    /// The `fields` parameter (the API's projection), if any.
+    fields: Option<String>,
     next_number: u32,
     /// The trace context the pages' GET spans are children of (the poll span), when tracing.
     parent: Option<opentelemetry::Context>,
@@ -309,6 +312,12 @@ pub struct Pager {
 }
 
 impl Pager {
+    /// The same listing asking the API for `fields` only (its `fields` parameter).
+    pub fn with_fields(mut self, fields: Option<&str>) -> Pager {
+        self.fields = fields.map(str::to_string);
+        self
+    }
+
     /// The next page in order, an error that ends the listing, or `None` when it is complete.
     pub async fn next_page(&mut self) -> Option<Result<Page, ApiError>> {
         if self.done {
@@ -353,7 +362,13 @@ impl Pager {
         let number = self.next_number;
         self.next_number = self.next_number.saturating_add(1);
         let size = self.inner.config.page_size;
-        let url = query::page_url(&self.collection, number, size, self.search.as_deref());
+        let url = query::page_url(
+            &self.collection,
+            number,
+            size,
+            self.search.as_deref(),
+            self.fields.as_deref(),
+        );
         let fetch = self
             .inner
             .clone()
@@ -433,16 +448,16 @@ mod tests {
         let err = decode_page(br#"{"items":[]}"#).unwrap_err();
         assert!(matches!(err, ApiError::Decode(_)));
         assert!(!err.is_retriable());
-        for body in [
-            &br#"{"total":3}"#[..],
-            br#"{"items":null,"total":3}"#,
-            br#"{"items":{},"total":3}"#,
-        ] {
+        for body in [&br#"{"total":3}"#[..], br#"{"items":{},"total":3}"#] {
             let err = decode_page(body).unwrap_err();
             assert!(matches!(err, ApiError::Decode(_)), "{err}");
             assert_eq!(err.metric_label(), "fetch_error");
         }
         assert!(decode_page(b"{\"items\": [").is_err());
+        // `null` items: the API's projected answer for an empty page.
+        let empty = decode_page(br#"{"items":null,"total":3}"#).unwrap();
+        assert!(empty.items.is_empty());
+        assert_eq!(empty.total, 3);
         let not_utf8 = decode_page(b"{\"items\":[{\"id\":\"\xff\"}],\"total\":1}").unwrap_err();
         assert!(matches!(not_utf8, ApiError::Decode(_)), "{not_utf8}");
         assert!(not_utf8.to_string().contains("not UTF-8"), "{not_utf8}");

@@ -8,6 +8,7 @@ pub mod event;
 pub mod health;
 pub mod logging;
 pub mod metrics;
+pub mod query;
 pub mod runtime;
 pub mod telemetry;
 

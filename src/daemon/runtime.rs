@@ -9,7 +9,7 @@
 //! at once, a page being published gets at most [`SHUTDOWN_GRACE`] to finish (its confirms), and
 //! no further page is started.
 
-use super::api::{ApiClient, ApiClientConfig, ApiError, search_from_selector};
+use super::api::{ApiClient, ApiClientConfig, ApiError};
 use super::broker::{Outbound, PublishError, Publisher};
 use super::config::Config;
 use super::event::Event;
@@ -38,8 +38,8 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub struct Daemon {
     /// `clusters`, `nodepools`, …
     resource_type: String,
-    /// The label search built from resource_selector, if any.
-    search: Option<String>,
+    /// What each cycle asks the API for (the selector's search, the server filter, fields).
+    query: super::query::Query,
     /// The broker topic (for logs, metrics and the publish spans).
     topic: String,
     /// How often a cycle starts.
@@ -108,6 +108,9 @@ pub struct CycleReport {
     pub failed: usize,
     /// Whether every page was fetched (a fetch error or shutdown abandons the cycle).
     pub completed: bool,
+    /// Whether the listing carried the server filter (`false`: every resource the selector
+    /// matches was listed).
+    pub filtered: bool,
 }
 
 /// The current wall-clock time as a CEL timestamp (the epoch if the clock is outside year
@@ -150,7 +153,7 @@ impl Daemon {
         let topic = config.clients.broker.topic.clone();
         Daemon {
             resource_type: config.resource_type.clone(),
-            search: search_from_selector(selector.iter().map(|(l, v)| (l.as_str(), v.as_str()))),
+            query: super::query::Query::new(super::query::Plan::new(config, &rules)),
             metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
             topic,
             poll_interval: config.poll_interval,
@@ -303,11 +306,16 @@ impl Daemon {
             () = self.publisher.reconnect_if_down() => {}
         }
         let mut pending = 0usize;
-        let mut pager = self.api.list_projected(
-            &self.resource_type,
-            self.search.as_deref(),
-            self.rules.projection.clone(),
-        );
+        let query = self.query.cycle(now);
+        report.filtered = !query.full;
+        let mut pager = self
+            .api
+            .list_projected(
+                &self.resource_type,
+                query.search.as_deref(),
+                self.rules.projection.clone(),
+            )
+            .with_fields(self.query.plan().fields.as_deref());
         let mut scratch = Scratch::default();
         let mut outgoing: Vec<Outgoing> = Vec::new();
         loop {

@@ -54,18 +54,28 @@ pub fn decode_page(
     if let Some((items, total)) = page::scan_page(text, projection) {
         return Ok(DecodedPage { items, total });
     }
-    /// The list envelope; `page`, `size`, `kind` and any other field are ignored.
+    /// The list envelope; `page`, `size`, `kind` and any other field are ignored. `items` is
+    /// required; `null` is an empty page (the API's projected answer when nothing matched,
+    /// which Go's `encoding/json` reads as an empty slice).
     #[derive(Deserialize)]
     struct Envelope<'a> {
-        #[serde(borrow)]
-        items: Vec<&'a serde_json::value::RawValue>,
+        #[serde(borrow, deserialize_with = "nullable")]
+        items: Option<Vec<&'a serde_json::value::RawValue>>,
         total: i64,
+    }
+    fn nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        Option::<T>::deserialize(d)
     }
     let envelope: Envelope<'_> = serde_json::from_str(text)?;
     Ok(DecodedPage {
         // A page the scanner is unsure of is rare: each item gets a text of its own.
         items: envelope
             .items
+            .unwrap_or_default()
             .into_iter()
             .map(|item| Resource::from_text(item.get()))
             .collect(),

@@ -56,6 +56,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
         skipped: 3,
         failed: 0,
         completed: true,
+        filtered: false,
     };
     assert_eq!(report, expected_report);
 
@@ -190,6 +191,7 @@ async fn a_fetch_failure_abandons_the_cycle() {
             skipped: 0,
             failed: 0,
             completed: false,
+            filtered: false,
         }
     );
     let page_one: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
@@ -254,6 +256,7 @@ async fn pages_fetched_ahead_are_published_in_api_order() {
             skipped: 0,
             failed: 0,
             completed: true,
+            filtered: false,
         }
     );
     let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
@@ -301,6 +304,7 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
             skipped: 0,
             failed: 3,
             completed: true,
+            filtered: false,
         }
     );
     let text = daemon.metrics().render();
@@ -384,6 +388,7 @@ async fn shutdown_mid_fetch_abandons_the_cycle() {
             skipped: 0,
             failed: 0,
             completed: false,
+            filtered: false,
         }
     );
     let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();

@@ -102,6 +102,7 @@ async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
             skipped: 0,
             failed: 4,
             completed: true,
+            filtered: false,
         }
     );
     let text = daemon.metrics().render();

@@ -45,12 +45,22 @@ pub(crate) fn collection_url(base_url: &str, version: &str, resource_type: &str)
     )
 }
 
-/// The URL of one list page: `?page={page}&size={size}[&search={search}]`.
-pub(crate) fn page_url(collection: &str, page: u32, size: u32, search: Option<&str>) -> String {
+/// The URL of one list page: `?page={page}&size={size}[&search={search}][&fields={fields}]`.
+pub(crate) fn page_url(
+    collection: &str,
+    page: u32,
+    size: u32,
+    search: Option<&str>,
+    fields: Option<&str>,
+) -> String {
     let mut url = format!("{collection}?page={page}&size={size}");
     if let Some(search) = search {
         url.push_str("&search=");
         url.push_str(&query_escape(search));
+    }
+    if let Some(fields) = fields {
+        url.push_str("&fields=");
+        url.push_str(&query_escape(fields));
     }
     url
 }
@@ -81,7 +91,7 @@ mod tests {
         let collection = collection_url("http://h:1/", "v1", "clusters");
         assert_eq!(collection, "http://h:1/api/hyperfleet/v1/clusters");
         assert_eq!(
-            page_url(&collection, 2, 50, Some("labels.a='b'")),
+            page_url(&collection, 2, 50, Some("labels.a='b'"), None),
             "http://h:1/api/hyperfleet/v1/clusters?page=2&size=50&search=labels.a%3D%27b%27"
         );
         assert_eq!(

@@ -71,6 +71,16 @@ pub fn dump(config: &Config) -> String {
         ("debug_config", Value::Bool(config.debug_config)),
         ("tracing_enabled", Value::Bool(config.tracing_enabled)),
     ]);
+    // The settings of our own (not the Go sentinel's), only when set: a Go config dumps as Go's.
+    if config.server_filters != super::ServerFilters::Off {
+        root.push(("server_filters", text(config.server_filters.text())));
+    }
+    if let Some(sweep) = config.full_sweep_interval {
+        root.push(("full_sweep_interval", duration(sweep)));
+    }
+    if config.server_projection {
+        root.push(("server_projection", Value::Bool(true)));
+    }
     // Serializing a plain value tree has no failure mode in practice; say so rather than panic.
     yaml_serde::to_string(&mapping(root))
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"))

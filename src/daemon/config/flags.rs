@@ -98,7 +98,11 @@ fn flag_value(flags: &ConfigFlags, key: Key) -> Option<FlagValue<'_>> {
     let text = match key {
         Key::DebugConfig => return flags.debug_config.map(FlagValue::Bool),
         Key::TracingEnabled => return flags.tracing_enabled.map(FlagValue::Bool),
-        Key::TokenPath | Key::TokenCacheTtl => None,
+        Key::TokenPath
+        | Key::TokenCacheTtl
+        | Key::ServerFilters
+        | Key::FullSweepInterval
+        | Key::ServerProjection => None,
         Key::Name => flags.name.as_deref(),
         Key::LogLevel => flags.log_level.as_deref(),
         Key::LogFormat => flags.log_format.as_deref(),

@@ -25,10 +25,13 @@ pub(super) enum Key {
     ResourceType,
     PollInterval,
     TracingEnabled,
+    ServerFilters,
+    FullSweepInterval,
+    ServerProjection,
 }
 
 /// How many [`Key`]s there are.
-pub(super) const N_KEYS: usize = 15;
+pub(super) const N_KEYS: usize = 18;
 
 /// The type of a scalar setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +185,27 @@ pub(super) static SPECS: [KeySpec; N_KEYS] = [
         Kind::Bool,
         Some("--tracing-enabled"),
         "HYPERFLEET_TRACING_ENABLED",
+    ),
+    spec(
+        Key::ServerFilters,
+        "server_filters",
+        Kind::Text,
+        None,
+        "HYPERFLEET_SERVER_FILTERS",
+    ),
+    spec(
+        Key::FullSweepInterval,
+        "full_sweep_interval",
+        Kind::Duration,
+        None,
+        "HYPERFLEET_FULL_SWEEP_INTERVAL",
+    ),
+    spec(
+        Key::ServerProjection,
+        "server_projection",
+        Kind::Bool,
+        None,
+        "HYPERFLEET_SERVER_PROJECTION",
     ),
 ];
 

@@ -113,6 +113,15 @@ pub struct Config {
     pub debug_config: bool,
     /// `tracing_enabled`: OpenTelemetry tracing switch, accepted for compatibility. Default true.
     pub tracing_enabled: bool,
+    /// `server_filters`: what each cycle's request asks the API to filter by, beyond the
+    /// selector. Default off (the Go sentinel's behaviour: every resource is listed).
+    pub server_filters: ServerFilters,
+    /// `full_sweep_interval`: a cycle without `server_filters` at least this often (`None`:
+    /// never), so what a filter leaves out is listed at most this late.
+    pub full_sweep_interval: Option<Duration>,
+    /// `server_projection`: ask the API only for the fields the rules, message_data and the
+    /// daemon read (`fields=`). Default false.
+    pub server_projection: bool,
     /// What the file holds that was accepted but ignored (an empty-label `resource_selector`
     /// entry), one `file: path: what` line each; `serve` logs them as WARN once logging is up.
     pub warnings: Vec<String>,
@@ -126,6 +135,30 @@ impl Config {
             .iter()
             .map(|s| (s.label.clone(), s.value.clone()))
             .collect()
+    }
+}
+
+/// `server_filters`: `off` (or absent), `auto`, or a search of the operator's own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ServerFilters {
+    /// List every resource the selector matches, as the Go sentinel does.
+    #[default]
+    Off,
+    /// The search derived from the rules (`crate::rules::filter`).
+    Auto,
+    /// A TSL search of the operator's own, ANDed with the selector; checked by the API's rules
+    /// at load.
+    Search(String),
+}
+
+impl ServerFilters {
+    /// The setting as written.
+    pub fn text(&self) -> &str {
+        match self {
+            ServerFilters::Off => "off",
+            ServerFilters::Auto => "auto",
+            ServerFilters::Search(s) => s,
+        }
     }
 }
 

@@ -81,6 +81,9 @@ const TOP: &[Entry] = &[
     ("poll_interval", Node::Scalar(Key::PollInterval)),
     ("debug_config", Node::Scalar(Key::DebugConfig)),
     ("tracing_enabled", Node::Scalar(Key::TracingEnabled)),
+    ("server_filters", Node::Scalar(Key::ServerFilters)),
+    ("full_sweep_interval", Node::Scalar(Key::FullSweepInterval)),
+    ("server_projection", Node::Scalar(Key::ServerProjection)),
 ];
 const LOG: &[Entry] = &[
     ("level", Node::Scalar(Key::LogLevel)),

@@ -54,6 +54,11 @@ pub(super) fn build(raw: &Raw, problems: &mut Vec<Problem>) -> Option<Config> {
         message_decision: raw.message_decision.clone(),
         debug_config: c.flag(Key::DebugConfig).unwrap_or(false),
         tracing_enabled: c.flag(Key::TracingEnabled).unwrap_or(true),
+        server_filters: c.server_filters(),
+        full_sweep_interval: c
+            .nanos(Key::FullSweepInterval)
+            .map(|_| c.positive(Key::FullSweepInterval, Duration::ZERO)),
+        server_projection: c.flag(Key::ServerProjection).unwrap_or(false),
         warnings,
     })
 }
@@ -225,6 +230,28 @@ impl Checker<'_> {
                 default
             }
             Some(n) => to_duration(n),
+        }
+    }
+
+    /// `server_filters`: `off`, `auto` or a search the API would accept.
+    fn server_filters(&mut self) -> super::ServerFilters {
+        use super::ServerFilters;
+        let Some(text) = self.text(Key::ServerFilters) else {
+            return ServerFilters::Off;
+        };
+        match text.trim() {
+            "" | "off" => ServerFilters::Off,
+            "auto" => ServerFilters::Auto,
+            search => match crate::resource::tsl::parse(search) {
+                Ok(_) => ServerFilters::Search(search.to_string()),
+                Err(e) => {
+                    self.report(
+                        Key::ServerFilters,
+                        format!("is neither off, auto nor a search the API accepts: {e}"),
+                    );
+                    ServerFilters::Off
+                }
+            },
         }
     }
 
