@@ -20,10 +20,7 @@ enum Command {
     /// CloudEvents to the broker (broker.yaml / BROKER_* env), serve /healthz, /readyz, /metrics.
     Serve(cmd::serve::ServeArgs),
     /// Load, validate and compile a config; print a summary, or every diagnostic (exit 1).
-    Check {
-        #[command(flatten)]
-        flags: ConfigFlags,
-    },
+    Check(cmd::check::CheckArgs),
     /// Decide for resources given as JSON (one object, a list page, or JSON lines) and print one
     /// JSON line per resource with the decision, the reason and every param's value.
     Eval(cmd::eval::EvalArgs),
@@ -48,7 +45,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => cmd::serve::main(&args),
-        Command::Check { flags } => cmd::check::run(&flags, &mut std::io::stdout()),
+        Command::Check(args) => cmd::check::main(&args, &mut std::io::stdout()),
         Command::ConfigDump { flags } => config::load(&flags, &config::process_env)
             .map_err(CmdError::from)
             .and_then(|c| print_out(&config::dump(&c))),

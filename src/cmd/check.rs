@@ -30,11 +30,147 @@ pub fn load_rules(config: Option<&Path>) -> Result<Rules, CmdError> {
     }
 }
 
+/// Options of `sentinel check`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The config and its overrides, as for `serve`.
+    #[command(flatten)]
+    pub flags: ConfigFlags,
+    /// The time the server filter's cutoffs are shown for, RFC 3339 (default: the current
+    /// time).
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<String>,
+}
+
+/// How many resources `check` builds to look for one an operator's `server_filters` misses.
+const PROBES: usize = 20_000;
+
+/// Runs `sentinel check` with its options: [`run`], then what each cycle asks the API for.
+/// An operator's `server_filters` that leaves out a resource the rules publish, with no full
+/// sweep to list it, is an error (exit 1).
+pub fn main(args: &CheckArgs, out: &mut impl Write) -> Result<(), CmdError> {
+    let now = match &args.now {
+        Some(text) => crate::cel::time::parse_timestamp(text).map_err(|e| CmdError::Input {
+            origin: "--now".into(),
+            message: e.message,
+        })?,
+        None => crate::daemon::runtime::wall_clock(),
+    };
+    let (config, rules) = run(&args.flags, out)?;
+    queries(&config, &rules, now, out)
+}
+
+/// The server filter, its cutoffs at `now`, what blocks it, the sweep's bound and the fields.
+fn queries(
+    config: &Config,
+    rules: &Rules,
+    now: crate::cel::time::Timestamp,
+    out: &mut impl Write,
+) -> Result<(), CmdError> {
+    use crate::daemon::config::ServerFilters;
+    use crate::daemon::query::{Plan, describe};
+    let plan = Plan::new(config, rules);
+    let at = crate::cel::time::format_timestamp_utc(now);
+    let sweep = config.full_sweep_interval.map(config::go_duration_string);
+    writeln!(
+        out,
+        "server_filters: {}{}",
+        config.server_filters.text(),
+        sweep
+            .as_ref()
+            .map(|s| format!("   full_sweep_interval: {s}"))
+            .unwrap_or_default()
+    )?;
+    let derived = plan
+        .derived
+        .clone()
+        .unwrap_or_else(|| crate::rules::filter::derive(rules.decision.program()));
+    if config.server_filters == ServerFilters::Off {
+        writeln!(out, "  every resource the selector matches is listed")?;
+    }
+    match (&plan.filter, plan.search(now, false)) {
+        (Some(filter), Some(search)) => {
+            writeln!(out, "  filter: {filter}")?;
+            writeln!(out, "  search at {at}: {search}")?;
+        }
+        _ if config.server_filters == ServerFilters::Off => {
+            let would = if derived.tight == crate::resource::tsl::Tsl::True {
+                "nothing".to_string()
+            } else {
+                derived.tight.to_string()
+            };
+            let with = if derived.needs_sweep() {
+                " with a full_sweep_interval"
+            } else {
+                ""
+            };
+            writeln!(out, "  auto would filter{with}: {would}")?;
+        }
+        _ => writeln!(
+            out,
+            "  no filter: every resource the selector matches is listed"
+        )?,
+    }
+    if matches!(
+        config.server_filters,
+        ServerFilters::Auto | ServerFilters::Off
+    ) {
+        for b in &derived.unfiltered {
+            writeln!(out, "  blocks the filter: {}", describe(b))?;
+        }
+        for b in &derived.swept {
+            match (&sweep, config.server_filters == ServerFilters::Auto) {
+                (Some(s), true) => writeln!(
+                    out,
+                    "  left to the full sweep (published at most {s} + poll_interval late): {}",
+                    describe(b)
+                )?,
+                _ => writeln!(out, "  needs a full sweep: {}", describe(b))?,
+            }
+        }
+    }
+    for w in &plan.warnings {
+        writeln!(out, "  warning: {w}")?;
+    }
+    if let (ServerFilters::Search(_), Some(filter)) = (&config.server_filters, &plan.filter) {
+        let program = rules.decision.program();
+        match crate::rules::filter::counterexample(program, filter, now, PROBES, 1) {
+            None => writeln!(
+                out,
+                "  no resource the rules publish is left out ({PROBES} resources built from the                  boundary values of every constant of the rules and the search)"
+            )?,
+            Some(found) => {
+                let resource = found.resource.to_string();
+                match &sweep {
+                    Some(s) => writeln!(
+                        out,
+                        "  warning: the search leaves out a resource the rules publish (listed by                          the full sweep, at most {s} + poll_interval late): {resource}"
+                    )?,
+                    None => {
+                        return Err(CmdError::Input {
+                            origin: "server_filters".into(),
+                            message: format!(
+                                "the search leaves out a resource the rules publish at {at}, and                                  no full_sweep_interval lists it: {resource}"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    match (&plan.fields, config.server_projection) {
+        (Some(fields), _) => writeln!(out, "server_projection: fields={fields}")?,
+        (None, false) => writeln!(out, "server_projection: off")?,
+        (None, true) => writeln!(out, "server_projection: on, but nothing is projected")?,
+    }
+    Ok(())
+}
+
 /// The widest name column of the summary.
 const MAX_NAME_COLUMN: usize = 64;
 
 /// Runs `sentinel check`: the summary, after the warnings of the expressions that compiled.
-pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
+pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(Config, Rules), CmdError> {
     let (config, rules) = load(flags)?;
     let path = config::config_path(flags, &config::process_env);
     writeln!(out, "{}: ok", path.display())?;
@@ -86,5 +222,5 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(), CmdError> {
     for (path, source, ty) in rules.message_data.leaves() {
         writeln!(out, "  {path} ({ty}): {source}")?;
     }
-    Ok(())
+    Ok((config, rules))
 }

@@ -151,9 +151,21 @@ impl Daemon {
     pub fn new(config: &Config, rules: Arc<Rules>, api: ApiClient, publisher: Publisher) -> Daemon {
         let selector = config.selector_pairs();
         let topic = config.clients.broker.topic.clone();
+        let plan = super::query::Plan::new(config, &rules);
+        for w in &plan.warnings {
+            warn!("{w}");
+        }
+        if let Some(filter) = &plan.filter {
+            let sweep = plan.sweep.map(super::config::go_duration_string);
+            info!(filter = %filter, full_sweep_interval = sweep.as_deref().unwrap_or("none"),
+                "Listing with a server-side filter");
+        }
+        if let Some(fields) = &plan.fields {
+            info!(fields = %fields, "Listing only the fields the rules read");
+        }
         Daemon {
             resource_type: config.resource_type.clone(),
-            query: super::query::Query::new(super::query::Plan::new(config, &rules)),
+            query: super::query::Query::new(plan),
             metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
             topic,
             poll_interval: config.poll_interval,
