@@ -23,6 +23,7 @@
 
 use super::decision::Program;
 use crate::cel::ast::BinaryOp;
+use crate::cel::host::Resource;
 use crate::cel::host::{ConditionField, ResourceField, condition_field, resource_field};
 use crate::cel::span::Span;
 use crate::cel::time::Timestamp;
@@ -30,6 +31,7 @@ use crate::cel::typed::{Builtin, TExpr, TExprKind, Var};
 use crate::cel::value::Value;
 use crate::resource::tsl::{Column, ConditionColumn, Literal, Op, TimeColumn, TimeLit, Tsl};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 mod probe;
 pub use probe::{Counterexample, counterexample};
@@ -70,6 +72,70 @@ impl Filter {
     pub fn needs_sweep(&self) -> bool {
         !self.swept.is_empty()
     }
+}
+
+/// The soundness of the derivation on one program, as the `filter` fuzz target and its
+/// regression test check it: if the rules publish `resource` at `now`, the sound filter keeps
+/// it, and so does the tight one when it needs no sweep; and no resource built from the
+/// boundary values (`probes` of them) is published and left out.
+pub fn check_soundness(
+    program: &Program,
+    resource: &Arc<Resource>,
+    now: Timestamp,
+    probes: usize,
+) -> Result<(), String> {
+    let filter = derive(program);
+    let mut searches = vec![("sound", &filter.sound)];
+    if !filter.needs_sweep() {
+        searches.push(("tight", &filter.tight));
+    }
+    let publish = program.interpret(resource, now, &mut Vec::new()).publish;
+    for (name, search) in searches {
+        if publish && search.eval(resource.as_ref(), now) != Some(true) {
+            return Err(format!(
+                "the {name} filter {search} leaves out the input resource"
+            ));
+        }
+        if let Some(c) = counterexample(program, search, now, probes, 1) {
+            return Err(format!(
+                "the {name} filter {search} leaves out {}",
+                c.resource
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_soundness`] of a fuzz input at 2025-10-21T12:00:00Z with 64 probes: the bytes before
+/// the first NUL are the rules, one param per line (`p0`, `p1`, …, at most 8) and the last line
+/// the result; the bytes after it a resource's JSON text. Input that is not UTF-8 or rules that
+/// do not compile pass.
+pub fn check_soundness_of_input(data: &[u8]) -> Result<(), String> {
+    use super::decision::{DecisionSource, ParamSource};
+    let (rule, json) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &b"{}"[..]),
+    };
+    let (Ok(rule), Ok(json)) = (std::str::from_utf8(rule), std::str::from_utf8(json)) else {
+        return Ok(());
+    };
+    let mut lines: Vec<&str> = rule.split('\n').take(9).collect();
+    let result = lines.pop().unwrap_or("true").to_string();
+    let params = lines
+        .iter()
+        .enumerate()
+        .map(|(i, expr)| ParamSource {
+            name: format!("p{i}"),
+            expr: expr.to_string(),
+        })
+        .collect();
+    let Ok(program) = Program::compile(&DecisionSource { params, result }) else {
+        return Ok(());
+    };
+    let now =
+        crate::cel::time::parse_timestamp("2025-10-21T12:00:00Z").map_err(|e| e.message.clone())?;
+    let resource = Arc::new(Resource::from_text(json));
+    check_soundness(&program, &resource, now, 64)
 }
 
 /// Derives the filter of `program`.

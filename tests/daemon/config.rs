@@ -1325,6 +1325,20 @@ fn base_url_passwords_are_masked() {
     }
 }
 
+/// tests/data/regressions/filter: as the `filter` fuzz target checks, the server filter derived
+/// from the rules leaves out no resource they publish.
+#[test]
+fn filter_regressions_keep_what_the_rules_publish() {
+    let files = regression_files("filter", "bin");
+    assert!(!files.is_empty(), "no filter regressions found");
+    for file in files {
+        let data = std::fs::read(&file).expect("a regression input");
+        if let Err(why) = sentinel::rules::filter::check_soundness_of_input(&data) {
+            panic!("{}: {why}", file.display());
+        }
+    }
+}
+
 /// tests/data/regressions/json: as the `json` fuzz target checks, the page decoder's JSON grammar
 /// accepts and refuses what serde_json does.
 #[test]

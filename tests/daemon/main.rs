@@ -18,6 +18,7 @@
 //! - [`on_pubsub`]: the daemon on Google Pub/Sub, in process and as a process.
 //! - [`traces`]: OpenTelemetry spans, in process and from `sentinel serve`.
 //! - [`simulate`]: the real loop against the fake API with simulated adapters.
+//! - [`filters`]: server-side filters and projection never miss what the rules publish.
 //!
 //! [`harness`] holds what they share (fake API, in-process daemons, processes, logs, metrics);
 //! tests/common/ the rigs that speak to RabbitMQ, the emulator and OTLP.
@@ -32,6 +33,7 @@ mod chart;
 mod config;
 mod cycle;
 mod docs;
+mod filters;
 mod health;
 mod on_pubsub;
 mod process;
