@@ -286,3 +286,100 @@ fn the_generated_rule_sets_are_sound_on_boundary_resources() {
         }
     }
 }
+
+fn check(yaml: &str, now: &str) -> (bool, String) {
+    let dir = std::env::temp_dir().join(format!("sentinel-filters-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sentinel"))
+        .args(["check", "-c"])
+        .arg(&file)
+        .args(["--now", now])
+        .output()
+        .expect("sentinel runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+const BASE: &str = "resource_type: clusters\nclients:\n  hyperfleet_api:\n    base_url: http://127.0.0.1:1\n  \
+                    broker:\n    topic: t\nmessage_data:\n  id: resource.id\n";
+
+#[test]
+fn check_explains_the_filter_its_cutoffs_and_what_blocks_it() {
+    let now = "2026-12-02T10:00:00.4Z";
+    let (ok, text) = check(
+        &format!("{BASE}server_filters: auto\nfull_sweep_interval: 5m\n"),
+        now,
+    );
+    assert!(ok, "{text}");
+    for want in [
+        "server_filters: auto   full_sweep_interval: 5m0s",
+        "search at 2026-12-02T10:00:00.4Z: (generation = 1 and status.conditions.Reconciled IS NULL) \
+         or (status.conditions.Reconciled = 'True' and \
+         status.conditions.Reconciled.last_updated_time < '2026-12-02T09:30:01Z')",
+        "left to the full sweep (published at most 5m0s + poll_interval late): \
+         message_decision.params[4] \"generation_mismatch\"",
+        "server_projection: off",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    // Without a sweep the default rules cannot be filtered: said, not guessed.
+    let (ok, text) = check(
+        &format!("{BASE}server_filters: auto\nserver_projection: true\n"),
+        now,
+    );
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("warning: server_filters: auto filters nothing"),
+        "{text}"
+    );
+    assert!(
+        text.contains("server_projection: fields=generation,id,kind,status.conditions.type,"),
+        "{text}"
+    );
+    // Off: what auto would do.
+    let (ok, text) = check(BASE, now);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("auto would filter with a full_sweep_interval: (generation = 1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_refuses_an_operator_search_that_misses_what_the_rules_publish() {
+    let now = "2026-12-02T10:00:00Z";
+    // Misses the new clusters (no Reconciled condition yet) the default rules publish.
+    let narrow = "server_filters: \"status.conditions.Reconciled = 'False'\"\n";
+    let (ok, text) = check(&format!("{BASE}{narrow}"), now);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("the search leaves out a resource the rules publish"),
+        "{text}"
+    );
+    // With a sweep it is listed late, not never: a warning.
+    let (ok, text) = check(&format!("{BASE}{narrow}full_sweep_interval: 10m\n"), now);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("warning: the search leaves out a resource"),
+        "{text}"
+    );
+    // A search as wide as the rules: nothing found.
+    let rules =
+        "message_decision:\n  params: []\n  result: 'condition(\"Ready\").status == \"False\"'\n";
+    let wide = "server_filters: \"status.conditions.Ready = 'False' or status.conditions.Ready = 'Unknown'\"\n";
+    let (ok, text) = check(&format!("{BASE}{rules}{wide}"), now);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("no resource the rules publish is left out"),
+        "{text}"
+    );
+    // A search the API would refuse is a config error, with the API's reason.
+    let bad = "server_filters: \"status.conditions.Ready != 'True'\"\n";
+    let (ok, text) = check(&format!("{BASE}{bad}"), now);
+    assert!(!ok, "{text}");
+    assert!(text.contains("server_filters"), "{text}");
+}
