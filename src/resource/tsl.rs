@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 mod parse;
-pub use parse::{MAX_SEARCH_LEN, TslError, parse};
+pub use parse::{MAX_NESTING, MAX_SEARCH_LEN, TslError, parse, scoped};
 
 /// A search expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -206,7 +206,7 @@ impl TimeColumn {
 /// A literal.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
-    /// `'text'` (a quote inside doubled).
+    /// `'text'` (a quote or a backslash inside escaped with a backslash).
     Str(String),
     /// A number (TSL numbers are floats).
     Num(f64),
@@ -394,8 +394,11 @@ impl Tsl {
             Tsl::And(parts) => group(out, parts, " and "),
             Tsl::Or(parts) => group(out, parts, " or "),
             Tsl::Not(inner) => {
-                out.push_str("not ");
-                inner.write(out, now, true);
+                // `not` binds tighter than a comparison (`not a = 1` is `(not a) = 1`), so its
+                // operand is always parenthesised.
+                out.push_str("not (");
+                inner.write(out, now, false);
+                out.push(')');
             }
             Tsl::IsNull(column, negated) => {
                 let _ = write!(out, "{column} IS ");
@@ -469,8 +472,14 @@ impl Literal {
         use std::fmt::Write as _;
         match self {
             Literal::Str(s) => {
+                // TSL escapes with a backslash (`\'`, `\\`); a doubled quote would end the text.
                 out.push('\'');
-                out.push_str(&s.replace('\'', "''"));
+                for c in s.chars() {
+                    if matches!(c, '\'' | '\\') {
+                        out.push('\\');
+                    }
+                    out.push(c);
+                }
                 out.push('\'');
             }
             Literal::Num(n) => {

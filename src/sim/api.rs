@@ -5,9 +5,12 @@
 //!
 //! Takes an [`Arc<FakeApi>`] and an address; gives the bound address and a [`ServerHandle`].
 //! Serves, under `/api/hyperfleet/v1`:
-//! - `GET /{clusters|nodepools}?page&size&search` → the list envelope
-//!   `{kind, page, size, total, items}`; `size` above 100 or below 1, `page` below 1, or a search
-//!   it cannot parse → 400 problem+json;
+//! - `GET /{clusters|nodepools}?page&size&search&fields` → the list envelope
+//!   `{kind, page, size, total, items}`; `size` above 100 or below 1 or `page` below 1 → 400
+//!   problem+json. `search` is the API's TSL ([`crate::resource::tsl::parse`], ANDed with the
+//!   kind filter as the API adds it, [`crate::resource::tsl::scoped`]), refused with the API's
+//!   reason (400), or with a reason naming what the fake API does not support; `fields`
+//!   projects as the API does ([`project`]);
 //! - `GET|PATCH|DELETE /clusters/{cluster_id}` and
 //!   `…/clusters/{cluster_id}/nodepools/{nodepool_id}` (PATCH `{spec?, labels?}`: a new spec bumps
 //!   the generation; DELETE marks the resource deleted and bumps the generation, 202);
@@ -25,16 +28,17 @@
 
 mod faults;
 mod fleet;
+pub mod project;
 mod routes;
-mod search;
+mod served;
 pub mod status;
 
 pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
 pub use fleet::{
-    ACTOR, Collection, Fleet, FleetError, Found, ListFilter, ListPage, Meta, Progress, PutOutcome,
-    realistic_resource, sample_id, sample_resource,
+    ACTOR, Collection, ConditionRow, Fleet, FleetError, Found, ListFilter, ListPage, Meta,
+    Progress, PutOutcome, Stored, realistic_resource, sample_id, sample_resource,
 };
-pub use search::{Search, SearchError, Term, parse_search};
+pub use served::{Listing, Served};
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -67,6 +71,7 @@ pub struct FakeApi {
     pub recorder: Recorder,
     expected_token: Mutex<Option<String>>,
     gzip: AtomicBool,
+    served: Mutex<served::Counter>,
 }
 
 impl FakeApi {
@@ -85,7 +90,34 @@ impl FakeApi {
             recorder: Recorder::new(capacity),
             expected_token: Mutex::new(None),
             gzip: AtomicBool::new(false),
+            served: Mutex::new(served::Counter::default()),
         }
+    }
+
+    /// What the list endpoints served so far: totals, and the listings finished since the last
+    /// [`FakeApi::take_listings`].
+    pub fn served(&self) -> Served {
+        self.served
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .totals()
+    }
+
+    /// The listings finished since the last call (a listing of a collection runs from a page 1
+    /// request to the next page 1 request of that collection), oldest first.
+    pub fn take_listings(&self) -> Vec<Listing> {
+        self.served
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take_finished()
+    }
+
+    /// Counts a list page served (`items` resources in `bytes` bytes of body, before gzip).
+    fn count_served(&self, path: &str, page: u32, items: usize, bytes: usize) {
+        self.served
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .page(path, page, items as u64, bytes as u64);
     }
 
     /// Gzips answers from now on for a client that accepts it (`Accept-Encoding: gzip`, or `*`,

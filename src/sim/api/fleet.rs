@@ -12,13 +12,20 @@
 //! Resources are kept serialized so that listing a page is copying bytes, which lets one fake
 //! API serve a million resources to a sentinel at full speed.
 
-use super::search::Search;
 use super::status::{self, AdapterStatus, AggregateInput, Discard, StatusReport};
-use crate::sim::clock::{Clock, WallClock, format_time, parse_time};
+use crate::cel::time::Timestamp;
+use crate::resource::tsl::Tsl;
+use crate::sim::clock::{Clock, WallClock, format_time, parse_time, to_timestamp};
 use chrono::{DateTime, Utc};
 use serde_json::{Value as Json, json};
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+mod rows;
+
+pub use rows::{ConditionRow, Stored};
+use rows::{Matches, REMEMBERED};
 
 /// A resource collection of the API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,26 +101,37 @@ pub struct ListPage {
 }
 
 /// What a listing keeps.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ListFilter {
-    /// The label terms every kept resource satisfies.
-    pub search: Search,
+    /// The search every kept resource satisfies (`Some(true)` at the fleet clock's now); the
+    /// fake API's routes parse the request's `search` with the kind filter the API adds.
+    pub search: Tsl,
     /// Only resources whose `owner_references.id` is this.
     pub owner: Option<String>,
 }
 
+impl Default for ListFilter {
+    fn default() -> ListFilter {
+        ListFilter {
+            search: Tsl::True,
+            owner: None,
+        }
+    }
+}
+
 impl ListFilter {
     fn keeps_all(&self) -> bool {
-        self.search.terms.is_empty() && self.owner.is_none()
+        self.search == Tsl::True && self.owner.is_none()
     }
 
-    fn keeps(&self, entry: &Entry) -> bool {
-        self.search.matches_labels(entry.meta.labels.as_deref())
-            && self
-                .owner
-                .as_deref()
-                .is_none_or(|o| entry.meta.owner.as_deref() == Some(o))
+    fn keeps(&self, entry: &Entry, now: Timestamp) -> bool {
+        keeps(&self.search, self.owner.as_deref(), entry, now)
     }
+}
+
+fn keeps(search: &Tsl, owner: Option<&str>, entry: &Entry, now: Timestamp) -> bool {
+    rows::owner_matches(owner, entry.meta.owner.as_ref())
+        && (*search == Tsl::True || search.eval(&entry.stored(), now) == Some(true))
 }
 
 /// A resource looked up by id.
@@ -173,6 +191,16 @@ pub struct Meta {
     pub owner: Option<Arc<str>>,
     /// `labels`, when non-empty.
     pub labels: Option<Box<Json>>,
+    /// `kind`.
+    pub kind: Cow<'static, str>,
+    /// `created_time` (None when absent or not RFC 3339).
+    pub created_time: Option<Timestamp>,
+    /// `updated_time`.
+    pub updated_time: Option<Timestamp>,
+    /// `deleted_time`.
+    pub deleted_time: Option<Timestamp>,
+    /// `status.conditions`, one row each.
+    pub conditions: Box<[ConditionRow]>,
 }
 
 impl Meta {
@@ -198,6 +226,14 @@ impl Meta {
                 .and_then(Json::as_str)
                 .map(Arc::from),
             labels,
+            kind: rows::shared(resource["kind"].as_str().unwrap_or("")),
+            created_time: rows::time_of(resource.get("created_time")),
+            updated_time: rows::time_of(resource.get("updated_time")),
+            deleted_time: rows::time_of(resource.get("deleted_time")),
+            conditions: conditions(resource)
+                .iter()
+                .map(ConditionRow::of)
+                .collect(),
         }
     }
 }
@@ -237,6 +273,14 @@ impl Entry {
         self.body = serialize(resource);
         self.meta = Meta::of(resource);
     }
+
+    fn stored(&self) -> Stored<'_> {
+        Stored {
+            id: &self.id,
+            meta: &self.meta,
+            body: &self.body,
+        }
+    }
 }
 
 fn serialize(resource: &Json) -> Arc<[u8]> {
@@ -248,9 +292,33 @@ fn serialize(resource: &Json) -> Arc<[u8]> {
 struct Store {
     items: Vec<Entry>,
     index: HashMap<Arc<str>, usize>,
+    /// The searches answered lately, most recent last (see [`rows::Matches`]).
+    matches: Mutex<Vec<Matches>>,
 }
 
 impl Store {
+    /// Brings the remembered searches up to date after the entry `id` changed in place.
+    fn changed(&mut self, id: &str, now: Timestamp) {
+        let Some(&pos) = self.index.get(id) else {
+            return;
+        };
+        let entry = &self.items[pos];
+        for m in self.matches.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            let keeps = keeps(&m.search, m.owner.as_deref(), entry, now);
+            m.changed(pos, keeps);
+        }
+    }
+
+    /// Brings the remembered searches up to date after an entry was appended.
+    fn appended(&mut self, now: Timestamp) {
+        let pos = self.items.len() - 1;
+        let entry = &self.items[pos];
+        for m in self.matches.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            let keeps = keeps(&m.search, m.owner.as_deref(), entry, now);
+            m.appended(pos, keeps);
+        }
+    }
+
     fn entry_mut(&mut self, collection: Collection, id: &str) -> Result<&mut Entry, FleetError> {
         match self.index.get(id) {
             Some(&pos) => Ok(&mut self.items[pos]),
@@ -261,6 +329,9 @@ impl Store {
     fn remove(&mut self, id: &str) -> Option<Entry> {
         let pos = self.index.remove(id)?;
         let removed = self.items.remove(pos);
+        for m in self.matches.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            m.removed(pos);
+        }
         for later in &self.items[pos..] {
             // Index entries after the removed one shift down by one.
             if let Some(p) = self.index.get_mut(&later.id) {
@@ -367,6 +438,7 @@ impl Fleet {
                 .collect()
         });
         let mut store = self.write(collection);
+        store.matches.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
         store.items.reserve(count as usize);
         store.index.reserve(count as usize);
         for entries in built {
@@ -380,19 +452,26 @@ impl Fleet {
     }
 
     fn insert_entry(&self, collection: Collection, entry: Entry) {
+        let now = self.now();
         let mut store = self.write(collection);
         match store.index.get(&entry.id) {
             Some(&pos) => {
                 let old = &mut store.items[pos];
                 old.body = entry.body;
                 old.meta = entry.meta;
+                store.changed(&entry.id, now);
             }
             None => {
                 let pos = store.items.len();
                 store.index.insert(entry.id.clone(), pos);
                 store.items.push(entry);
+                store.appended(now);
             }
         }
+    }
+
+    fn now(&self) -> Timestamp {
+        to_timestamp(self.clock.now())
     }
 
     /// The resource with `id`, decoded.
@@ -432,6 +511,7 @@ impl Fleet {
         change(&mut resource);
         if resource_id(&resource).ok() == Some(id) {
             entry.store(&resource);
+            store.changed(id, self.now());
         }
         true
     }
@@ -476,14 +556,38 @@ impl Fleet {
                 total: store.items.len() as u64,
             };
         }
-        let mut items = Vec::with_capacity(size.min(store.items.len()));
-        let mut total = 0u64;
-        for entry in store.items.iter().filter(|e| filter.keeps(e)) {
-            if total as usize >= skip && items.len() < size {
-                items.push(entry.body.clone());
+        let now = self.now();
+        let Some(key) = Matches::key_of(&filter.search, filter.owner.as_deref()) else {
+            let mut items = Vec::with_capacity(size.min(store.items.len()));
+            let mut total = 0u64;
+            for entry in store.items.iter().filter(|e| filter.keeps(e, now)) {
+                if total as usize >= skip && items.len() < size {
+                    items.push(entry.body.clone());
+                }
+                total += 1;
             }
-            total += 1;
+            return ListPage { items, total };
+        };
+        let mut remembered = store.matches.lock().unwrap_or_else(|e| e.into_inner());
+        let found = match remembered.iter().position(|m| m.key == key) {
+            Some(i) => remembered.remove(i),
+            None => Matches {
+                key,
+                search: filter.search.clone(),
+                owner: filter.owner.clone(),
+                positions: (0..store.items.len())
+                    .filter(|&i| filter.keeps(&store.items[i], now))
+                    .map(|i| i as u32)
+                    .collect(),
+            },
+        };
+        let page = found.positions.iter().skip(skip).take(size);
+        let items = page.map(|&p| store.items[p as usize].body.clone()).collect();
+        let total = found.positions.len() as u64;
+        if remembered.len() >= REMEMBERED {
+            remembered.remove(0);
         }
+        remembered.push(found);
         ListPage { items, total }
     }
 
@@ -547,6 +651,8 @@ impl Fleet {
         let hard_deleted = entry.meta.deleted && entry.meta.reconciled;
         if hard_deleted {
             store.remove(id);
+        } else {
+            store.changed(id, self.now());
         }
         Ok(PutOutcome::Stored {
             status: stored,
@@ -583,7 +689,9 @@ impl Fleet {
         resource["updated_by"] = json!(ACTOR);
         reaggregate(&mut resource, &entry.statuses, &required);
         entry.store(&resource);
-        Ok(entry.body.clone())
+        let body = entry.body.clone();
+        store.changed(id, self.now());
+        Ok(body)
     }
 
     /// Applies `DELETE`: marks the resource deleted (`deleted_time`, generation + 1) and, for a
@@ -599,7 +707,8 @@ impl Fleet {
             };
             let owned: Vec<Arc<str>> = {
                 let store = self.read(Collection::NodePools);
-                let kept = store.items.iter().filter(|e| filter.keeps(e));
+                let now = self.now();
+                let kept = store.items.iter().filter(|e| filter.keeps(e, now));
                 kept.map(|e| e.id.clone()).collect()
             };
             for nodepool in owned {
@@ -630,7 +739,9 @@ impl Fleet {
         resource["updated_by"] = json!(ACTOR);
         reaggregate(&mut resource, &entry.statuses, &required);
         entry.store(&resource);
-        Ok(entry.body.clone())
+        let body = entry.body.clone();
+        store.changed(id, self.now());
+        Ok(body)
     }
 
     /// Recomputes the conditions of the resource with `id` from its stored reports, as the API
@@ -642,6 +753,7 @@ impl Fleet {
         let mut resource = entry.json();
         reaggregate(&mut resource, &entry.statuses, &required);
         entry.store(&resource);
+        store.changed(id, self.now());
         Ok(())
     }
 

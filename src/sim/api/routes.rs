@@ -9,9 +9,10 @@
 //! Invariant: a nodepool is only found under the cluster that owns it.
 
 use super::fleet::{Collection, FleetError, ListFilter, PutOutcome};
-use super::search::parse_search;
+use super::project;
 use super::status::StatusReport;
 use super::{DEFAULT_PAGE_SIZE, FakeApi, MAX_PAGE_SIZE, problem};
+use crate::resource::tsl;
 use crate::sim::clock::parse_time;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
@@ -19,10 +20,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value as Json, json};
-use std::collections::HashMap;
 use std::sync::Arc;
 
-type QueryParams = Result<Query<HashMap<String, String>>, QueryRejection>;
+type QueryParams = Result<Query<Vec<(String, String)>>, QueryRejection>;
 type Api = State<Arc<FakeApi>>;
 
 /// Where a single resource is addressed: a cluster, or a nodepool under its cluster.
@@ -253,54 +253,93 @@ fn list(
     owner: Option<String>,
     params: QueryParams,
 ) -> Response {
-    let instance = format!("/api/hyperfleet/v1/{}", collection.path());
-    let bad = |detail: String| problem(StatusCode::BAD_REQUEST, "Bad Request", &detail, &instance);
+    let path = match &owner {
+        None => format!("/api/hyperfleet/v1/{}", collection.path()),
+        Some(owner) => format!("/api/hyperfleet/v1/clusters/{owner}/nodepools"),
+    };
+    let bad = |title: &str, detail: String| {
+        problem(StatusCode::BAD_REQUEST, title, &detail, &path)
+    };
     let Query(params) = match params {
         Ok(params) => params,
-        Err(rejection) => return bad(rejection.body_text()),
+        Err(rejection) => return bad("Bad Request", rejection.body_text()),
     };
-    let page = match number_param(&params, "page", 1, u32::MAX) {
+    // As Go's `url.Values.Get`: the first value of a repeated parameter.
+    let first = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let page = match number_param(first("page"), "page", 1, u32::MAX) {
         Ok(page) => page,
-        Err(detail) => return bad(detail),
+        Err(detail) => return bad("Bad Request", detail),
     };
-    let size = match number_param(&params, "size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) {
+    let size = match number_param(first("size"), "size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) {
         Ok(size) => size,
-        Err(detail) => return bad(detail),
+        Err(detail) => return bad("Bad Request", detail),
     };
-    let search = match parse_search(params.get("search").map_or("", String::as_str)) {
+    let text = tsl::scoped(first("search").unwrap_or(""), collection.kind(), owner.as_deref());
+    let search = match tsl::parse(&text) {
         Ok(search) => search,
-        Err(err) => return bad(err.to_string()),
+        Err(err) => return bad("Bad Request", err.reason),
     };
-    let listed = api
-        .fleet
-        .list(collection, &ListFilter { search, owner }, page, size);
-    let head = format!(
-        r#"{{"kind":"{}List","page":{page},"size":{},"total":{},"items":["#,
-        collection.kind(),
-        listed.items.len(),
-        listed.total
+    let fields = project::requested_fields(
+        params.iter().filter(|(k, _)| k == "fields").map(|(_, v)| v.as_str()),
     );
-    let len = head.len() + listed.items.iter().map(|i| i.len() + 1).sum::<usize>() + 2;
+    let filter = ListFilter {
+        search,
+        owner: None,
+    };
+    let listed = api.fleet.list(collection, &filter, page, size);
+    let body = match fields {
+        Some(fields) => match projected(&fields, &listed.items, page, listed.total) {
+            Ok(body) => body,
+            Err(detail) => return bad("Validation Failed", detail),
+        },
+        None => envelope(collection, page, &listed.items, listed.total),
+    };
+    api.count_served(&path, page, listed.items.len(), body.len());
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The list body as stored: `{kind, page, size, total, items}`.
+fn envelope(collection: Collection, page: u32, items: &[Arc<[u8]>], total: u64) -> Vec<u8> {
+    let head = format!(
+        r#"{{"kind":"{}List","page":{page},"size":{},"total":{total},"items":["#,
+        collection.kind(),
+        items.len(),
+    );
+    let len = head.len() + items.iter().map(|i| i.len() + 1).sum::<usize>() + 2;
     let mut body = Vec::with_capacity(len);
     body.extend_from_slice(head.as_bytes());
-    for (i, item) in listed.items.iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             body.push(b',');
         }
         body.extend_from_slice(item);
     }
     body.extend_from_slice(b"]}");
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    body
+}
+
+/// The list body projected on `fields`, checked against the first item as the API checks.
+fn projected(
+    fields: &[String],
+    items: &[Arc<[u8]>],
+    page: u32,
+    total: u64,
+) -> Result<Vec<u8>, String> {
+    // The store serialized every body from a `Json`, so each parses.
+    let decoded: Vec<Json> = items
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap_or(Json::Null))
+        .collect();
+    if let Some(first) = decoded.first() {
+        project::check(fields, first)?;
+    }
+    let projected = decoded.iter().map(|item| project::project(fields, item)).collect();
+    Ok(project::envelope(projected, page, total))
 }
 
 /// A numeric query parameter in `1..=max`, `default` when absent.
-fn number_param(
-    params: &HashMap<String, String>,
-    name: &str,
-    default: u32,
-    max: u32,
-) -> Result<u32, String> {
-    let Some(text) = params.get(name) else {
+fn number_param(text: Option<&str>, name: &str, default: u32, max: u32) -> Result<u32, String> {
+    let Some(text) = text else {
         return Ok(default);
     };
     match text.parse::<u32>() {

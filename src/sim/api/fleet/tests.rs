@@ -1,5 +1,5 @@
 use super::*;
-use crate::sim::api::parse_search;
+use crate::resource::tsl::parse;
 use crate::sim::clock::ManualClock;
 
 fn fleet_of(n: u64) -> Fleet {
@@ -35,7 +35,7 @@ fn lists_pages_of_the_filtered_collection() {
     let page = fleet.list(Collection::Clusters, &all, 3, 3);
     assert_eq!((page.items.len(), page.total), (1, 7));
     let odd = ListFilter {
-        search: parse_search("labels.shard='odd'").unwrap(),
+        search: parse("labels.shard='odd'").unwrap(),
         owner: None,
     };
     let page = fleet.list(Collection::Clusters, &odd, 1, 2);
