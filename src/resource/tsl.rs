@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 mod parse;
-pub use parse::{MAX_NESTING, MAX_SEARCH_LEN, TslError, parse, scoped};
+pub use parse::{MAX_NESTING, MAX_SEARCH_LEN, TslError, check_round_trip, parse, scoped};
 
 /// A search expression.
 #[derive(Clone, Debug, PartialEq)]

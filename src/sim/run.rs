@@ -88,6 +88,19 @@ pub struct Summary {
     pub broker: String,
     /// What each adapter did.
     pub adapters: Vec<AdapterCounts>,
+    /// List pages the fake API served.
+    pub served_pages: u64,
+    /// Resources in them.
+    pub served_items: u64,
+    /// Their body bytes (before gzip).
+    pub served_bytes: u64,
+    /// Listings finished (a listing runs from a page 1 request to the next page 1 request of
+    /// the same collection).
+    pub served_listings: u64,
+    /// Resources served per finished listing, on average.
+    pub items_per_listing: f64,
+    /// Bytes served per finished listing, on average.
+    pub bytes_per_listing: f64,
 }
 
 /// One finished cycle of one sentinel.
@@ -102,6 +115,8 @@ struct Stats {
     evaluated: u64,
     cycle_ms: Vec<f64>,
     last_ms: f64,
+    /// Finished listings: count, resources, bytes.
+    listings: (u64, u64, u64),
 }
 
 impl Stats {
@@ -199,6 +214,12 @@ pub async fn run(mut sim: Simulation, options: RunOptions) -> Summary {
                 Phase::Done => {}
             }
         }
+        for listing in sim.api().take_listings() {
+            stats.listings.0 += 1;
+            stats.listings.1 += listing.items;
+            stats.listings.2 += listing.bytes;
+            printer.listing(&listing);
+        }
         let published = published(&sim);
         printer.show(elapsed, published, progress, stats.last_ms);
         let timed_out = options.duration.is_some_and(|d| started.elapsed() >= d);
@@ -241,6 +262,13 @@ pub async fn run(mut sim: Simulation, options: RunOptions) -> Summary {
     summary.events_per_resource = ratio(summary.events_published as f64, summary.resources as f64);
     fill_cycle_stats(&mut summary, &stats);
     summary.adapters = sim.lanes.iter().flat_map(|l| l.adapters.counts()).collect();
+    let served = sim.api().served();
+    (summary.served_pages, summary.served_items, summary.served_bytes) =
+        (served.pages, served.items, served.bytes);
+    let (listings, items, bytes) = stats.listings;
+    summary.served_listings = listings;
+    summary.items_per_listing = ratio(items as f64, listings as f64);
+    summary.bytes_per_listing = ratio(bytes as f64, listings as f64);
     sim.shutdown().await;
     summary.peak_rss_mib = peak_rss_mib().unwrap_or(0.0);
     summary
@@ -365,6 +393,24 @@ impl Printer {
         }
     }
 
+    /// One line per finished listing: what the fake API served for it.
+    fn listing(&mut self, listing: &super::api::Listing) {
+        let line = format!(
+            "served {}: {} pages, {} items, {} bytes",
+            listing.path, listing.pages, listing.items, listing.bytes
+        );
+        let mut err = std::io::stderr().lock();
+        match self.style {
+            ProgressStyle::Quiet => {}
+            ProgressStyle::Live => {
+                let _ = writeln!(err, "\r\x1b[2K{line}");
+            }
+            ProgressStyle::Lines => {
+                let _ = writeln!(err, "{line}");
+            }
+        }
+    }
+
     fn finish(&mut self) {
         if self.shown {
             let _ = writeln!(std::io::stderr());
@@ -416,6 +462,17 @@ impl Summary {
             (
                 "resources per second",
                 format!("{:.0}", self.resources_per_s),
+            ),
+            (
+                "served per listing",
+                format!(
+                    "{:.0} items, {:.0} bytes ({} listings; {} items, {} bytes in all)",
+                    self.items_per_listing,
+                    self.bytes_per_listing,
+                    self.served_listings,
+                    self.served_items,
+                    self.served_bytes
+                ),
             ),
             ("peak RSS", format!("{:.1} MiB", self.peak_rss_mib)),
             ("elapsed", format!("{:.1} s", self.elapsed_s)),

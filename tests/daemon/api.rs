@@ -102,10 +102,10 @@ fn token_file(content: Option<&str>) -> PathBuf {
 
 #[tokio::test]
 async fn pages_until_total_with_exact_query_strings() {
-    let fleet = clusters(250, "it's prod");
+    let fleet = clusters(250, "prod west");
     add_clusters(&fleet, 250..300, "dev");
     let env = fake_api(fleet).await;
-    let search = search_from_selector([("env", "it's prod")]);
+    let search = search_from_selector([("env", "prod west")]);
     let (pages, err) = drain(env.client(100).list("clusters", search.as_deref())).await;
     assert!(err.is_none(), "{err:?}");
     let shape: Vec<_> = pages
@@ -115,11 +115,25 @@ async fn pages_until_total_with_exact_query_strings() {
     assert_eq!(shape, [(1, 100, 250), (2, 100, 250), (3, 50, 250)]);
     assert_eq!(ids(&pages), cluster_ids(0..250));
     let uris: Vec<String> = env.requests().into_iter().map(|r| r.uri).collect();
-    let search = "labels.env%3D%27it%27%27s+prod%27";
+    let search = "labels.env%3D%27prod+west%27";
     let expected: Vec<String> = (1..=3)
         .map(|p| format!("{CLUSTERS}?page={p}&size=100&search={search}"))
         .collect();
     assert_eq!(uris, expected);
+}
+
+/// The Go sentinel writes a quote in a selector value doubled (`'it''s'`), but TSL escapes
+/// with a backslash: the API reads two strings and refuses the search, as the fake API does.
+#[tokio::test]
+async fn a_quote_in_a_selector_value_is_refused_by_the_api() {
+    let env = fake_api(clusters(3, "it's prod")).await;
+    let search = search_from_selector([("env", "it's prod")]);
+    assert_eq!(search.as_deref(), Some("labels.env='it''s prod'"));
+    let (pages, err) = drain(env.client(100).list("clusters", search.as_deref())).await;
+    assert!(pages.is_empty());
+    let refused = matches!(&err, Some(ApiError::Http { status: 400, body_excerpt, .. })
+        if body_excerpt.contains("failed to parse search query: syntax error"));
+    assert!(refused, "{err:?}");
 }
 
 #[tokio::test]
@@ -491,8 +505,13 @@ async fn fake_api_serves_single_resources_and_problems() {
     let (status, kind, body) = get_json(&env, &format!("{CLUSTERS}/nope")).await;
     assert_eq!((status, kind.as_str()), (404, "application/problem+json"));
     assert_eq!(body["status"], 404);
-    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}?search=name%3D%27x%27")).await;
+    let refused = "status.conditions.Reconciled%21%3D%27True%27";
+    let (status, _, body) = get_json(&env, &format!("{CLUSTERS}?search={refused}")).await;
     assert_eq!((status, body["title"].as_str()), (400, Some("Bad Request")));
+    assert_eq!(
+        body["detail"],
+        "only equality operator (=) is supported for condition status queries"
+    );
     let (status, _, body) = get_json(&env, &format!("{CLUSTERS}?size=2&page=1")).await;
     assert_eq!(
         (status, body["kind"].as_str(), body["size"].as_u64()),

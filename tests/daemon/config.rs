@@ -1353,6 +1353,20 @@ fn json_regressions_hold_the_grammar_to_serde() {
     }
 }
 
+/// tests/data/regressions/tsl: as the `tsl` fuzz target checks, each search parses or is refused,
+/// and a parsed one prints to a text that parses to the same tree.
+#[test]
+fn tsl_regressions_round_trip() {
+    let files = regression_files("tsl", "tsl");
+    assert!(!files.is_empty(), "no tsl regressions found");
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a UTF-8 regression input");
+        if let Err(why) = sentinel::resource::tsl::check_round_trip(&text) {
+            panic!("{}: {why}", file.display());
+        }
+    }
+}
+
 /// tests/data/regressions/page: as the `page` fuzz target checks, the page decodes completely and
 /// under the default rules' projection alike (accepted or refused by both), every completely
 /// decoded item reads as the JSON-tree decoder reads it, and every resource is decided alike.

@@ -70,13 +70,37 @@ pub fn scoped(search: &str, kind: &str, owner: Option<&str>) -> String {
 /// Parses and validates a search as the API does. A blank search is [`Tsl::True`] (the API
 /// never sees one: it always adds the kind filter, see [`scoped`]).
 pub fn parse(text: &str) -> Result<Tsl, TslError> {
-    if text.trim().is_empty() {
-        return Ok(Tsl::True);
-    }
     if text.len() > MAX_SEARCH_LEN {
         return Err(TslError::new(format!(
             "search query exceeds maximum length of {MAX_SEARCH_LEN} characters"
         )));
+    }
+    parse_any_length(text)
+}
+
+/// The `tsl` fuzz target's oracle (and its regression test's): `text` parses or is refused
+/// without a panic, and a parsed tree prints to a text that parses to the same tree (the
+/// printed text may be longer than the original, so its length is not checked). Gives the
+/// tree when `text` parses.
+pub fn check_round_trip(text: &str) -> Result<Option<Tsl>, String> {
+    let Ok(tsl) = parse(text) else {
+        return Ok(None);
+    };
+    let printed = tsl.to_string();
+    match parse_any_length(&printed) {
+        Ok(again) if again == tsl => Ok(Some(tsl)),
+        Ok(again) => Err(format!(
+            "{text:?} parses to {tsl:?}, printed {printed:?}, which parses to {again:?}"
+        )),
+        Err(e) => Err(format!(
+            "{text:?} parses to {tsl:?}, printed {printed:?}, which is refused: {e}"
+        )),
+    }
+}
+
+fn parse_any_length(text: &str) -> Result<Tsl, TslError> {
+    if text.trim().is_empty() {
+        return Ok(Tsl::True);
     }
     let syntax_error = |message: &str, pos: usize, offset: usize| {
         let pointer = " ".repeat(pos);
