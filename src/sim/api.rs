@@ -114,10 +114,12 @@ impl FakeApi {
 
     /// Counts a list page served (`items` resources in `bytes` bytes of body, before gzip).
     fn count_served(&self, path: &str, page: u32, items: usize, bytes: usize) {
-        self.served
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .page(path, page, items as u64, bytes as u64);
+        self.served.lock().unwrap_or_else(|e| e.into_inner()).page(
+            path,
+            page,
+            items as u64,
+            bytes as u64,
+        );
     }
 
     /// Gzips answers from now on for a client that accepts it (`Accept-Encoding: gzip`, or `*`,

@@ -263,8 +263,11 @@ pub async fn run(mut sim: Simulation, options: RunOptions) -> Summary {
     fill_cycle_stats(&mut summary, &stats);
     summary.adapters = sim.lanes.iter().flat_map(|l| l.adapters.counts()).collect();
     let served = sim.api().served();
-    (summary.served_pages, summary.served_items, summary.served_bytes) =
-        (served.pages, served.items, served.bytes);
+    (
+        summary.served_pages,
+        summary.served_items,
+        summary.served_bytes,
+    ) = (served.pages, served.items, served.bytes);
     let (listings, items, bytes) = stats.listings;
     summary.served_listings = listings;
     summary.items_per_listing = ratio(items as f64, listings as f64);

@@ -230,10 +230,7 @@ impl Meta {
             created_time: rows::time_of(resource.get("created_time")),
             updated_time: rows::time_of(resource.get("updated_time")),
             deleted_time: rows::time_of(resource.get("deleted_time")),
-            conditions: conditions(resource)
-                .iter()
-                .map(ConditionRow::of)
-                .collect(),
+            conditions: conditions(resource).iter().map(ConditionRow::of).collect(),
         }
     }
 }
@@ -438,7 +435,11 @@ impl Fleet {
                 .collect()
         });
         let mut store = self.write(collection);
-        store.matches.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+        store
+            .matches
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         store.items.reserve(count as usize);
         store.index.reserve(count as usize);
         for entries in built {
@@ -582,7 +583,9 @@ impl Fleet {
             },
         };
         let page = found.positions.iter().skip(skip).take(size);
-        let items = page.map(|&p| store.items[p as usize].body.clone()).collect();
+        let items = page
+            .map(|&p| store.items[p as usize].body.clone())
+            .collect();
         let total = found.positions.len() as u64;
         if remembered.len() >= REMEMBERED {
             remembered.remove(0);

@@ -257,15 +257,18 @@ fn list(
         None => format!("/api/hyperfleet/v1/{}", collection.path()),
         Some(owner) => format!("/api/hyperfleet/v1/clusters/{owner}/nodepools"),
     };
-    let bad = |title: &str, detail: String| {
-        problem(StatusCode::BAD_REQUEST, title, &detail, &path)
-    };
+    let bad = |title: &str, detail: String| problem(StatusCode::BAD_REQUEST, title, &detail, &path);
     let Query(params) = match params {
         Ok(params) => params,
         Err(rejection) => return bad("Bad Request", rejection.body_text()),
     };
     // As Go's `url.Values.Get`: the first value of a repeated parameter.
-    let first = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let first = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
     let page = match number_param(first("page"), "page", 1, u32::MAX) {
         Ok(page) => page,
         Err(detail) => return bad("Bad Request", detail),
@@ -274,13 +277,20 @@ fn list(
         Ok(size) => size,
         Err(detail) => return bad("Bad Request", detail),
     };
-    let text = tsl::scoped(first("search").unwrap_or(""), collection.kind(), owner.as_deref());
+    let text = tsl::scoped(
+        first("search").unwrap_or(""),
+        collection.kind(),
+        owner.as_deref(),
+    );
     let search = match tsl::parse(&text) {
         Ok(search) => search,
         Err(err) => return bad("Bad Request", err.reason),
     };
     let fields = project::requested_fields(
-        params.iter().filter(|(k, _)| k == "fields").map(|(_, v)| v.as_str()),
+        params
+            .iter()
+            .filter(|(k, _)| k == "fields")
+            .map(|(_, v)| v.as_str()),
     );
     let filter = ListFilter {
         search,
@@ -333,7 +343,10 @@ fn projected(
     if let Some(first) = decoded.first() {
         project::check(fields, first)?;
     }
-    let projected = decoded.iter().map(|item| project::project(fields, item)).collect();
+    let projected = decoded
+        .iter()
+        .map(|item| project::project(fields, item))
+        .collect();
     Ok(project::envelope(projected, page, total))
 }
 

@@ -47,17 +47,20 @@ impl Counter {
         self.totals.pages += 1;
         self.totals.items += items;
         self.totals.bytes += bytes;
-        if page == 1 {
-            if let Some(done) = self.open.remove(path) {
-                self.finish(done);
-            }
+        if page == 1
+            && let Some(done) = self.open.remove(path)
+        {
+            self.finish(done);
         }
-        let listing = self.open.entry(path.to_string()).or_insert_with(|| Listing {
-            path: path.to_string(),
-            pages: 0,
-            items: 0,
-            bytes: 0,
-        });
+        let listing = self
+            .open
+            .entry(path.to_string())
+            .or_insert_with(|| Listing {
+                path: path.to_string(),
+                pages: 0,
+                items: 0,
+                bytes: 0,
+            });
         listing.pages += 1;
         listing.items += items;
         listing.bytes += bytes;

@@ -409,10 +409,11 @@ pub(super) fn number_value(text: &str) -> f64 {
     if let Some(n) = power(last) {
         return parse(&text[..text.len() - 1]) * 1000f64.powi(n);
     }
-    if matches!(last, b'i' | b'I') && b.len() >= 2 {
-        if let Some(n) = power(b[b.len() - 2]) {
-            return parse(&text[..text.len() - 2]) * 1024f64.powi(n);
-        }
+    if matches!(last, b'i' | b'I')
+        && b.len() >= 2
+        && let Some(n) = power(b[b.len() - 2])
+    {
+        return parse(&text[..text.len() - 2]) * 1024f64.powi(n);
     }
     parse(text)
 }

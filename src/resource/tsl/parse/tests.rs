@@ -46,7 +46,10 @@ fn cond(ty: &str, sub: ConditionColumn) -> Column {
 
 #[test]
 fn basic_fields_and_logic() {
-    assert_eq!(ok("id = 'cls-123'"), Tsl::Compare(text("id"), Op::Eq, str("cls-123")));
+    assert_eq!(
+        ok("id = 'cls-123'"),
+        Tsl::Compare(text("id"), Op::Eq, str("cls-123"))
+    );
     assert_eq!(
         ok("created_by in ['ooo.openshift']"),
         Tsl::In(text("created_by"), vec![str("ooo.openshift")])
@@ -79,7 +82,9 @@ fn basic_fields_and_logic() {
     assert_eq!(ok("name == 'a'"), ok("name = 'a'"));
     assert_eq!(ok("name <> 'a'"), ok("name != 'a'"));
     assert_eq!(
-        ok("a.b.c = 'x' or name = 'y'".replace("a.b.c", "owner_id").as_str()),
+        ok("a.b.c = 'x' or name = 'y'"
+            .replace("a.b.c", "owner_id")
+            .as_str()),
         Tsl::Or(vec![
             Tsl::Compare(text("owner_id"), Op::Eq, str("x")),
             Tsl::Compare(text("name"), Op::Eq, str("y")),
@@ -113,15 +118,27 @@ fn typed_fields() {
     );
     assert_eq!(
         ok("created_time > '2026-01-01T00:00:00Z'"),
-        Tsl::Compare(Column::Time(TimeColumn::Created), Op::Gt, at("2026-01-01T00:00:00Z"))
+        Tsl::Compare(
+            Column::Time(TimeColumn::Created),
+            Op::Gt,
+            at("2026-01-01T00:00:00Z")
+        )
     );
     assert_eq!(
         ok("created_time > '2026-01-01'"),
-        Tsl::Compare(Column::Time(TimeColumn::Created), Op::Gt, at("2026-01-01T00:00:00Z"))
+        Tsl::Compare(
+            Column::Time(TimeColumn::Created),
+            Op::Gt,
+            at("2026-01-01T00:00:00Z")
+        )
     );
     assert_eq!(
         ok("updated_time <= 2026-01-01T02:00:00+02:00"),
-        Tsl::Compare(Column::Time(TimeColumn::Updated), Op::Le, at("2026-01-01T00:00:00Z"))
+        Tsl::Compare(
+            Column::Time(TimeColumn::Updated),
+            Op::Le,
+            at("2026-01-01T00:00:00Z")
+        )
     );
     assert_eq!(
         ok("deleted_time IS NULL"),
@@ -133,19 +150,32 @@ fn typed_fields() {
     );
     assert_eq!(
         ok("'2026-01-01T00:00:00Z' < created_time"),
-        Tsl::Compare(Column::Time(TimeColumn::Created), Op::Gt, at("2026-01-01T00:00:00Z"))
+        Tsl::Compare(
+            Column::Time(TimeColumn::Created),
+            Op::Gt,
+            at("2026-01-01T00:00:00Z")
+        )
     );
     assert_eq!(
         ok("generation = 2k"),
         Tsl::Compare(Column::Generation, Op::Eq, Literal::Num(2000.0))
     );
-    refused("generation = 'abc'", "field 'generation' expects an integer");
+    refused(
+        "generation = 'abc'",
+        "field 'generation' expects an integer",
+    );
     refused(
         "created_time = 'not-a-date'",
         "field 'created_time' expects an RFC3339 timestamp (e.g. 2026-01-01T00:00:00Z)",
     );
-    refused("generation IN [1, 'abc']", "field 'generation' expects an integer");
-    refused("'abc' = generation", "field 'generation' expects an integer");
+    refused(
+        "generation IN [1, 'abc']",
+        "field 'generation' expects an integer",
+    );
+    refused(
+        "'abc' = generation",
+        "field 'generation' expects an integer",
+    );
     refused("generation = -1", "field 'generation' expects an integer");
     refused(
         "generation > status.conditions.Reconciled.observed_generation",
@@ -168,7 +198,10 @@ fn condition_status() {
         ok("'False' = status.conditions.Reconciled"),
         Tsl::Compare(ready(), Op::Eq, str("False"))
     );
-    assert_eq!(ok("status.conditions.Reconciled IS NULL"), Tsl::IsNull(ready(), false));
+    assert_eq!(
+        ok("status.conditions.Reconciled IS NULL"),
+        Tsl::IsNull(ready(), false)
+    );
     refused(
         "status.conditions.Reconciled = 'Invalid'",
         "condition status 'Invalid' is invalid: must be True, False, or Unknown",
@@ -186,7 +219,10 @@ fn condition_status() {
         "status.conditions.Reconciled != 'True'",
         "only equality operator (=) is supported for condition status queries",
     );
-    refused("status.conditions. = 'True'", "condition type cannot be empty");
+    refused(
+        "status.conditions. = 'True'",
+        "condition type cannot be empty",
+    );
     refused(
         "status.conditions.A.b.c = 'True'",
         "invalid condition format: expected status.conditions.<Type> or status.conditions.<Type>.<subfield>",
@@ -271,11 +307,18 @@ fn labels_and_not() {
     );
     assert_eq!(
         ok("labels.env IN ['prod', 'staging']"),
-        Tsl::In(Column::Label("env".into()), vec![str("prod"), str("staging")])
+        Tsl::In(
+            Column::Label("env".into()),
+            vec![str("prod"), str("staging")]
+        )
     );
     assert_eq!(
         ok("labels.app.kubernetes.io/name != 'x'"),
-        Tsl::Compare(Column::Label("app.kubernetes.io/name".into()), Op::Ne, str("x"))
+        Tsl::Compare(
+            Column::Label("app.kubernetes.io/name".into()),
+            Op::Ne,
+            str("x")
+        )
     );
     assert_eq!(
         ok(r"labels.env = 'it\'s a \\ test'"),
@@ -309,8 +352,14 @@ fn labels_and_not() {
         "not (name = 'a' or (labels.env = 'prod'))",
         "NOT operator is not supported with label queries",
     );
-    refused("labels.env IS NOT NULL", "NOT operator is not supported with label queries");
-    refused("labels.env NOT IN ['a']", "NOT operator is not supported with label queries");
+    refused(
+        "labels.env IS NOT NULL",
+        "NOT operator is not supported with label queries",
+    );
+    refused(
+        "labels.env NOT IN ['a']",
+        "NOT operator is not supported with label queries",
+    );
 }
 
 #[test]
@@ -349,8 +398,14 @@ fn between_is_two_comparisons() {
 
 #[test]
 fn field_names() {
-    refused("properties.owner = 'team_a'", "properties is not a related resource of Resource");
-    refused("creator.UserName = 'alice'", "creator.UserName is not a valid field name");
+    refused(
+        "properties.owner = 'team_a'",
+        "properties is not a related resource of Resource",
+    );
+    refused(
+        "creator.UserName = 'alice'",
+        "creator.UserName is not a valid field name",
+    );
     refused("Generation = 1", "Generation is not a valid field name");
     refused("foo = 'x'", "invalid field in search or order query");
     refused(
@@ -372,7 +427,9 @@ fn what_the_fake_api_does_not_support() {
     unsupported("name");
     unsupported("name in []");
     unsupported("created_time > '2026-13-01T00:00:00Z'");
-    unsupported("status.conditions.A.observed_generation = status.conditions.B.observed_generation");
+    unsupported(
+        "status.conditions.A.observed_generation = status.conditions.B.observed_generation",
+    );
     refused("name = 'a' + 'b'", "unsupported comparison operator: ADD");
     refused("name ~= 'a'", "unsupported comparison operator: REQ");
     refused("len name", "unsupported comparison operator: LEN");
@@ -397,7 +454,10 @@ fn syntax_errors_carry_the_library_message_and_position() {
 #[test]
 fn length_and_depth_limits() {
     let long = format!("name = '{}'", "x".repeat(MAX_SEARCH_LEN));
-    refused(&long, "search query exceeds maximum length of 4096 characters");
+    refused(
+        &long,
+        "search query exceeds maximum length of 4096 characters",
+    );
     let deep = format!("{}name = 'a'{}", "(".repeat(1000), ")".repeat(1000));
     unsupported(&deep);
     let chain = vec!["name = 'a'"; 250].join(" or ");

@@ -265,7 +265,10 @@ impl Walker {
             if key.is_empty() {
                 return bad("label key cannot be empty");
             }
-            return Ok(column(Column::Label(key.into()), Some(Arg::Str(key.into()))));
+            return Ok(column(
+                Column::Label(key.into()),
+                Some(Arg::Str(key.into())),
+            ));
         }
         if let Some(full) = name.strip_prefix(CONDITION_PREFIX) {
             if ctx.in_not {
@@ -370,11 +373,11 @@ impl Walker {
                 "IN is not supported for condition queries; {COMPARE_HINT}"
             ));
         }
-        if let (Node::Ident(field), Node::Array(items)) = (left, right) {
-            if let Some(want) = typed_field(field) {
-                for item in items {
-                    validate_typed_node(field, want, Some(item))?;
-                }
+        if let (Node::Ident(field), Node::Array(items)) = (left, right)
+            && let Some(want) = typed_field(field)
+        {
+            for item in items {
+                validate_typed_node(field, want, Some(item))?;
             }
         }
         let l = self.walk(left, ctx)?;
@@ -522,12 +525,12 @@ fn validate_condition(op: Op, sub: Sub, arg: Option<&Arg>) -> Result<(), TslErro
             if op != Op::Eq {
                 return bad("only equality operator (=) is supported for condition status queries");
             }
-            if let Arg::Str(s) = arg {
-                if !matches!(s.as_str(), "True" | "False" | "Unknown") {
-                    return bad(format!(
-                        "condition status '{s}' is invalid: must be True, False, or Unknown"
-                    ));
-                }
+            if let Arg::Str(s) = arg
+                && !matches!(s.as_str(), "True" | "False" | "Unknown")
+            {
+                return bad(format!(
+                    "condition status '{s}' is invalid: must be True, False, or Unknown"
+                ));
             }
         }
         Sub::Column(ConditionColumn::ObservedGeneration) => {
@@ -549,13 +552,13 @@ fn validate_condition(op: Op, sub: Sub, arg: Option<&Arg>) -> Result<(), TslErro
             }
         }
         Sub::Column(_) => {
-            if let Arg::Str(s) = arg {
-                if canonical_rfc3339(s).is_err() {
-                    return bad(
-                        "invalid timestamp for condition subfield: expected RFC3339 format \
-                         (e.g., 2026-01-01T00:00:00Z)",
-                    );
-                }
+            if let Arg::Str(s) = arg
+                && canonical_rfc3339(s).is_err()
+            {
+                return bad(
+                    "invalid timestamp for condition subfield: expected RFC3339 format \
+                     (e.g., 2026-01-01T00:00:00Z)",
+                );
             }
         }
     }
@@ -614,12 +617,11 @@ fn literal_for(column: &Column, lit: Lit) -> Result<Literal, &'static str> {
             Lit::Str(s) | Lit::Date(s) | Lit::Stamp(_, s) => Ok(Literal::Str(s)),
             _ => Err(MISMATCH),
         },
-        Column::Generation | Column::Condition(_, ConditionColumn::ObservedGeneration) => {
-            match lit {
-                Lit::Num(f) if f.is_finite() => Ok(Literal::Num(f)),
-                _ => Err(MISMATCH),
-            }
-        }
+        Column::Generation | Column::Condition(_, ConditionColumn::ObservedGeneration) => match lit
+        {
+            Lit::Num(f) if f.is_finite() => Ok(Literal::Num(f)),
+            _ => Err(MISMATCH),
+        },
         Column::Time(_) | Column::Condition(_, _) => match lit {
             Lit::Stamp(Some(at), _) => Ok(Literal::Time(TimeLit::At(at))),
             Lit::Date(d) => parse_timestamp(&format!("{d}T00:00:00Z"))

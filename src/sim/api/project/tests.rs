@@ -75,7 +75,10 @@ fn conditions_project_whole_or_by_subfield() {
         whole,
         "status.* is status.conditions"
     );
-    let f = fields(&["status.conditions.type", "status.conditions.last_updated_time"]);
+    let f = fields(&[
+        "status.conditions.type",
+        "status.conditions.last_updated_time",
+    ]);
     check(&f, &cluster("c1")).unwrap();
     assert_eq!(
         project(&f, &cluster("c1")).to_string(),
