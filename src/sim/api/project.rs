@@ -7,7 +7,7 @@
 //! keys (a Go map), or the API's 400 when a field does not exist.
 //!
 //! The API projects the generated `openapi.Resource` struct by reflection, and the rules follow
-//! from its field types, which this module restates per field ([`Shape`]):
+//! from its field types, which this module restates per field (`Shape`):
 //! - top-level names; a time (`created_time`, `updated_time`, `deleted_time`) is written as RFC
 //!   3339 whole seconds, and left out when absent (`deleted_time` absent is `null`);
 //! - `status` is a struct: `status.conditions`, `status.conditions.<subfield>` and `status.*`
