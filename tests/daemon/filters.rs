@@ -14,8 +14,8 @@ use sentinel::cel::host::Resource;
 use sentinel::daemon::config::{self, ConfigFlags};
 use sentinel::rules::decision::{DecisionSource, ParamSource, Program};
 use sentinel::rules::filter;
-use sentinel::sim::api::Collection;
-use sentinel::sim::clock::{Clock, ManualClock, parse_time, to_timestamp};
+use sentinel::sim::api::{Collection, sample_resource};
+use sentinel::sim::clock::{Clock, ManualClock, format_time, parse_time, to_timestamp};
 use sentinel::sim::simulation::{SimOptions, Simulation};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -128,6 +128,40 @@ fn config_yaml(rules: &DecisionSource, sweep: bool, projection: bool) -> String 
     y
 }
 
+/// Rewrites the status, generation and times of about a third of the clusters at random: each
+/// condition absent or with any status, times up to a minute old in whole seconds, observed
+/// generations from 0 to 3.
+fn scramble(sim: &Simulation, rng: &mut fastrand::Rng, now: chrono::DateTime<chrono::Utc>) {
+    let ago =
+        |rng: &mut fastrand::Rng| format_time(now - chrono::Duration::seconds(rng.i64(0..60)));
+    for id in sim.fleet().ids(Collection::Clusters) {
+        if rng.u8(..3) != 0 {
+            continue;
+        }
+        let mut conditions = Vec::new();
+        for ty in ["Reconciled", "LastKnownReconciled"] {
+            if rng.u8(..5) == 0 {
+                continue;
+            }
+            let status = ["True", "False", "Unknown"][rng.usize(..3)];
+            conditions.push(serde_json::json!({
+                "type": ty,
+                "status": status,
+                "reason": "Scrambled", "message": "",
+                "created_time": ago(rng),
+                "last_updated_time": ago(rng),
+                "last_transition_time": ago(rng),
+                "observed_generation": rng.i64(0..4),
+            }));
+        }
+        let generation = rng.i64(1..4);
+        sim.fleet().update(Collection::Clusters, &id, |r| {
+            r["generation"] = serde_json::json!(generation);
+            r["status"]["conditions"] = serde_json::json!(conditions);
+        });
+    }
+}
+
 /// What one rule set did over a run.
 #[derive(Debug, Default)]
 struct Outcome {
@@ -179,10 +213,28 @@ async fn differential(seed: u64, projection: bool) -> Outcome {
     let mut outcome = Outcome::default();
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let mut slots = Vec::new();
+    let mut rng = fastrand::Rng::with_seed(seed ^ 0x5eed);
     for cycle in 0..CYCLES {
         if cycle == CYCLES / 2 {
             // A spec change on some clusters: generation + 1, Reconciled goes False.
             sim.change(0.25, 0.0);
+        }
+        // Statuses change on their own too (adapters answering earlier events, other
+        // writers), so the rules' every branch meets resources.
+        scramble(&sim, &mut rng, clock.now());
+        if cycle % 3 == 1 {
+            // New clusters keep arriving: no conditions yet, generation 1.
+            for k in 0..2 {
+                let index = 1_000 + (cycle * 2 + k) as u64;
+                let mut r = sample_resource(Collection::Clusters, index, &[("shard", "a")]);
+                let at = format_time(clock.now());
+                r["status"]["conditions"] = serde_json::json!([]);
+                r["created_time"] = serde_json::json!(at);
+                r["updated_time"] = serde_json::json!(at);
+                sim.fleet()
+                    .insert(Collection::Clusters, r)
+                    .expect("a new cluster");
+            }
         }
         let now = to_timestamp(clock.now());
         let due: BTreeSet<String> = sim
