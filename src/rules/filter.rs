@@ -813,7 +813,7 @@ fn status_in(ty: &str, mask: u8) -> Tsl {
     if mask & NULL != 0 {
         parts.push(Tsl::IsNull(column(), false));
     }
-    if mask == (1 << STATUSES.len()) - 1 | NULL {
+    if mask == ((1 << STATUSES.len()) - 1) | NULL {
         return Tsl::True;
     }
     Tsl::or(parts)

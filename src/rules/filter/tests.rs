@@ -78,7 +78,7 @@ fn comparisons_become_search_atoms() {
         ),
         (r#"3 < resource.generation"#, "generation > 3"),
         (r#"resource.labels["env"] == "prod""#, "labels.env = 'prod'"),
-        (r#"resource.labels.env != "it's""#, "labels.env != 'it''s'"),
+        (r#"resource.labels.env != "it's""#, r"labels.env != 'it\'s'"),
         (
             r#"timestamp(condition("Ready").last_transition_time) + duration("1h") < now"#,
             "status.conditions.Ready.last_transition_time < '2026-12-02T09:00:01Z'",
