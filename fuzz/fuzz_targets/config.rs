@@ -1,7 +1,9 @@
 //! Config bytes → the config loader on that text → `Rules::compile`, as `sentinel check` does;
 //! the same bytes as a broker.yaml → the broker config parser, as `serve` reads it; the same
-//! bytes as `NAME=value` lines → the `OTEL_*` environment reader. Nothing may panic, hang or
-//! blow up, whatever the bytes.
+//! bytes as `NAME=value` lines → the `OTEL_*` environment reader (its `OTEL_BSP_*` sizes within
+//! their caps); each line as `BROKER_RABBITMQ_URL` → the broker config's URL checks (vhost,
+//! `frame_max`), and as a URL to mask, whose password no masked copy may hold. Nothing may
+//! panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
@@ -9,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use sentinel::rules::Rules;
 use sentinel::daemon::broker::config as broker_config;
 use sentinel::daemon::config::{ConfigFlags, load_str};
-use sentinel::daemon::telemetry::TraceSettings;
+use sentinel::daemon::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -27,5 +29,45 @@ fuzz_target!(|data: &[u8]| {
             .find(|(key, _)| *key == name)
             .map(|(_, value)| value.to_string())
     };
-    let _ = TraceSettings::from_env(&env);
+    let settings = TraceSettings::from_env(&env);
+    assert!(settings.batch.max_queue_size <= MAX_QUEUE_SIZE);
+    assert!(settings.batch.max_export_batch_size <= settings.batch.max_queue_size);
+    for line in text.lines().take(64) {
+        amqp_url(line);
+    }
 });
+
+/// `line` as the broker URL from the environment, and as a URL to mask.
+fn amqp_url(line: &str) {
+    let env = |name: &str| match name {
+        "BROKER_TYPE" => Some("rabbitmq".to_string()),
+        "BROKER_RABBITMQ_URL" => Some(line.to_string()),
+        _ => None,
+    };
+    if let Err(e) = broker_config::parse("environment", "", &env) {
+        let text = e.to_string();
+        let masked = broker_config::mask_url(line);
+        // A password the mask hides never shows in the error.
+        if masked != line
+            && let Some(password) = password(line, &masked)
+        {
+            assert!(!text.contains(password), "the password in {text:?}");
+        }
+    }
+    let masked = broker_config::mask_url_in(line, line);
+    if let Some(password) = password(line, &broker_config::mask_url(line)) {
+        assert!(!masked.contains(password), "{masked:?} holds {password:?}");
+    }
+}
+
+/// The text `mask_url` replaced by `****`, when it is long enough to search for (a one-letter
+/// password is in most texts).
+fn password<'a>(url: &'a str, masked: &str) -> Option<&'a str> {
+    let star = masked.find(":****")?;
+    let tail = &masked[star + 5..];
+    let end = url.len().checked_sub(tail.len())?;
+    let start = url.get(..star).map(str::len)?;
+    let password = url.get(start..end)?;
+    let password = password.trim_start_matches(':').trim_start_matches("%3A").trim_start_matches("%3a");
+    (password.len() >= 4).then_some(password)
+}

@@ -4,8 +4,10 @@
 //! alike, and every completely decoded item must read as the JSON-tree decoder reads its text; the same bytes as an error response's body (its excerpt) and,
 //! as text, as a `Retry-After` header value → the retry decision at a time into the retries
 //! taken from the first bytes; and the first 20 bytes through the decoder's fast path for
-//! canonical UTC times, which must say what the general RFC 3339 parse says. Nothing may panic,
-//! hang or blow up, whatever the bytes.
+//! canonical UTC times, which must say what the general RFC 3339 parse says; and the bytes'
+//! reading as text (invalid UTF-8 replaced as Go's `encoding/json` replaces it, each bad byte a
+//! U+FFFD) against a byte-by-byte decoding, with the page decoded from the bytes as from that
+//! text. Nothing may panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
@@ -15,6 +17,7 @@ use sentinel::cel::time::{
 };
 use sentinel::rules::decision::Scratch;
 use sentinel::resource::decode_tree;
+use sentinel::resource::json::utf8_as_go;
 use sentinel::rules::Rules;
 use sentinel::daemon::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
 use std::sync::{Arc, OnceLock};
@@ -25,8 +28,20 @@ fuzz_target!(|data: &[u8]| {
     let rules = RULES.get_or_init(|| Rules::defaults().expect("the default rules compile"));
     retry_after(data);
     canonical_time(data);
+    let text = utf8_as_go(data.to_vec());
+    assert_eq!(text, go_decode(data), "invalid UTF-8 is replaced byte by byte");
     let complete = decode_page(data);
     let projected = decode_page_with(data, &rules.projection);
+    if std::str::from_utf8(data).is_err() {
+        // The bytes decode as their text does (the text is valid UTF-8: the rest of this
+        // target takes that path again with it as the input).
+        let from_text = decode_page(text.as_bytes());
+        assert_eq!(
+            format!("{:?}", complete.as_ref().map(|p| p.items.len())),
+            format!("{:?}", from_text.as_ref().map(|p| p.items.len())),
+            "the bytes decode as their text"
+        );
+    }
     let (complete, projected) = match (complete, projected) {
         (Ok(c), Ok(p)) => (c, p),
         (Err(c), Err(p)) => {
@@ -51,6 +66,29 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(c, decide(p), "the projected resource is decided as the complete one");
     }
 });
+
+/// Go's `utf8.DecodeRune` loop: one rune, or one `RuneError` of width 1, at a time.
+fn go_decode(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let one = (1..=4).find_map(|n| {
+            let s = std::str::from_utf8(bytes.get(i..i + n)?).ok()?;
+            (s.chars().count() == 1).then_some((s, n))
+        });
+        match one {
+            Some((s, n)) => {
+                out.push_str(s);
+                i += n;
+            }
+            None => {
+                out.push('\u{FFFD}');
+                i += 1;
+            }
+        }
+    }
+    out
+}
 
 /// The header and error-body parsers on `data`; the retry decision with an elapsed time and a
 /// retry number from its first 9 bytes (as a slow or failing API would make them).

@@ -221,14 +221,17 @@ async fn serve(
     let (stop_tx, stop_rx) = watch::channel(false);
     let signal_health = health.clone();
     // Registered here, not in the task, so a signal from now on is never the default action.
-    let signals = Signals::register();
+    let mut signals = Signals::register();
     tokio::spawn(async move {
         signals.wait().await;
         info!("Received shutdown signal");
         signal_health.shutting_down();
         let _ = stop_tx.send(true);
-        // Keep the sender: the loop must not take a dropped channel for a second signal.
-        std::future::pending::<()>().await;
+        // A second signal means the operator will not wait for the graceful shutdown (keeping
+        // the sender until then: the loop must not take a dropped channel for a signal).
+        signals.wait().await;
+        tracing::warn!("Received a second shutdown signal, exiting at once");
+        std::process::exit(SECOND_SIGNAL_EXIT);
     });
 
     info!("Starting sentinel loop");
@@ -239,6 +242,10 @@ async fn serve(
     info!("Sentinel stopped gracefully");
     Ok(())
 }
+
+/// The exit status when a second SIGTERM or SIGINT cuts the graceful shutdown short (128 +
+/// SIGTERM's number, what a shell reports for a process the signal ended).
+const SECOND_SIGNAL_EXIT: i32 = 143;
 
 /// SIGTERM and SIGINT, registered once.
 struct Signals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
@@ -255,9 +262,9 @@ impl Signals {
         }
     }
 
-    async fn wait(self) {
-        match self.0 {
-            Some((mut term, mut int)) => {
+    async fn wait(&mut self) {
+        match &mut self.0 {
+            Some((term, int)) => {
                 tokio::select! {
                     _ = term.recv() => {}
                     _ = int.recv() => {}

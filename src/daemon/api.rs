@@ -61,8 +61,12 @@ pub struct ApiClientConfig {
     pub user_agent: String,
     /// Retry parameters for retriable failures.
     pub backoff: Backoff,
-    /// How many list pages may be requested or buffered ahead of the caller (at least 1).
+    /// How many list pages may be requested or buffered ahead of the caller (at least 1; fewer
+    /// when pages are large: see [`PREFETCH_BYTES`]).
     pub prefetch: usize,
+    /// The most resources one listing may return, whatever the API's `total` says (see
+    /// [`listing_limit`]); [`MAX_LISTED_RESOURCES`] by default.
+    pub max_listed: u64,
     /// Tracing (off by default): one client span per GET, with `traceparent`/`baggage` headers;
     /// the poll loop of a daemon using this client traces with it too.
     pub tracing: Tracing,
@@ -80,6 +84,7 @@ impl Default for ApiClientConfig {
             user_agent: format!("hyperfleet-sentinel/{}", env!("CARGO_PKG_VERSION")),
             backoff: Backoff::default(),
             prefetch: 4,
+            max_listed: MAX_LISTED_RESOURCES,
             tracing: Tracing::off(),
         }
     }
@@ -182,7 +187,10 @@ impl ApiClient {
                 .then(opentelemetry::Context::current),
             in_flight: VecDeque::new(),
             received: 0,
+            limit: None,
+            last_bytes: 0,
             seen: SeenIds::new(),
+            drops: DropLog::default(),
             done: false,
             fields: None,
         }
@@ -251,6 +259,8 @@ pub struct Decoded {
     pub items: Vec<Resource>,
     /// The `total` the API reported (negative counts as 0).
     pub total: u64,
+    /// The size of the page's text, which its resources share (what buffering it costs).
+    pub bytes: usize,
 }
 
 /// Decodes one list page completely ([`decode_page_with`] under [`Projection::all`]).
@@ -269,21 +279,16 @@ pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Dec
 }
 
 /// [`decode_page_with`] of a body read into `body`, which becomes the page's shared text
-/// without a copy.
+/// without a copy. Invalid UTF-8 is read as Go's `encoding/json` reads it, each bad byte a
+/// U+FFFD ([`crate::resource::json::utf8_as_go`]): a bad byte inside one resource's string
+/// changes that string, and the rest of the page is decided as usual.
 pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
-    let text: crate::resource::SharedText = match String::from_utf8(body) {
-        Ok(text) => Arc::new(text),
-        Err(e) => {
-            return Err(ApiError::Decode(serde::de::Error::custom(format!(
-                "response body is not UTF-8: {}",
-                e.utf8_error()
-            ))));
-        }
-    };
+    let text: crate::resource::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
     let page = crate::resource::decode_page(&text, projection).map_err(ApiError::Decode)?;
     Ok(Decoded {
         items: page.items,
         total: page.total.max(0) as u64,
+        bytes: text.len(),
     })
 }
 
@@ -306,8 +311,14 @@ pub struct Pager {
     /// The trace context the pages' GET spans are children of (the poll span), when tracing.
     parent: Option<opentelemetry::Context>,
     in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
+    /// Items received so far, repeats included.
     received: u64,
+    /// The most items this listing may receive, set by the first page ([`listing_limit`]).
+    limit: Option<u64>,
+    /// The size of the latest page's text, by which prefetching is bounded.
+    last_bytes: usize,
     seen: SeenIds,
+    drops: DropLog,
     done: bool,
 }
 
@@ -335,6 +346,18 @@ impl Pager {
             Err(join) => return Some(Err(self.finish(ApiError::Network(join.to_string())))),
         };
         self.received += decoded.items.len() as u64;
+        self.last_bytes = decoded.bytes;
+        let config = &self.inner.config;
+        let limit = *self.limit.get_or_insert_with(|| {
+            listing_limit(decoded.total, config.page_size, config.max_listed)
+        });
+        if self.received > limit {
+            let err = ApiError::Endless {
+                received: self.received,
+                limit,
+            };
+            return Some(Err(self.finish(err)));
+        }
         if decoded.items.is_empty() || self.received >= decoded.total {
             self.finish(());
         } else {
@@ -352,7 +375,7 @@ impl Pager {
     fn top_up(&mut self, total: u64) {
         let size = u64::from(self.inner.config.page_size.max(1));
         let last_page = total.div_ceil(size);
-        let depth = self.inner.config.prefetch.max(1);
+        let depth = prefetch_depth(self.inner.config.prefetch, self.last_bytes);
         while self.in_flight.len() < depth && u64::from(self.next_number) <= last_page {
             self.spawn_next();
         }
@@ -401,16 +424,70 @@ impl Pager {
             _ => true,
         });
         if items.len() < before {
-            let dropped = before - items.len();
-            // Expected when deletions shift the pages under an offset-paged listing.
-            tracing::info!(
-                page = number,
-                dropped,
-                "dropped resources already seen this cycle"
-            );
+            self.drops.dropped(number, before - items.len());
         }
         items
     }
+}
+
+/// The "dropped resources already seen" line, at most once per [`DROP_LOG_EVERY`] per listing
+/// (an API repeating its pages would otherwise log a line per page), with what it stands for.
+#[derive(Debug, Default)]
+struct DropLog {
+    /// Resources dropped since the last line, and on how many pages.
+    dropped: usize,
+    pages: u32,
+    last: Option<std::time::Instant>,
+}
+
+/// How often a listing logs the resources it dropped as already seen.
+const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
+
+impl DropLog {
+    fn dropped(&mut self, page: u32, n: usize) {
+        self.dropped += n;
+        self.pages += 1;
+        if self.last.is_some_and(|at| at.elapsed() < DROP_LOG_EVERY) {
+            return;
+        }
+        // Expected when deletions shift the pages under an offset-paged listing.
+        tracing::info!(
+            page,
+            dropped = self.dropped,
+            pages = self.pages,
+            "dropped resources already seen this cycle"
+        );
+        self.last = Some(std::time::Instant::now());
+        self.dropped = 0;
+        self.pages = 0;
+    }
+}
+
+/// The most resources one listing receives by default, however its `total` grows (five times
+/// the largest fleet measured on one instance, docs/multi-instance.md; its ids cost 40 MB).
+pub const MAX_LISTED_RESOURCES: u64 = 5_000_000;
+
+/// The most resources a listing whose first page reported `total` may receive, repeats
+/// included: twice that total plus ten pages (a fleet does not double during one cycle), and
+/// never more than `max_listed`. An API whose listing never ends (pages always full, a `total`
+/// that grows, the same ids forever) ends there with [`ApiError::Endless`].
+pub fn listing_limit(total: u64, page_size: u32, max_listed: u64) -> u64 {
+    let pages = 10 * u64::from(page_size.max(1));
+    total
+        .saturating_mul(2)
+        .saturating_add(pages)
+        .min(max_listed)
+}
+
+/// The page texts buffered ahead of the caller stay within about this many bytes: pages are
+/// prefetched `prefetch` deep only while they are small (a page of 100 resources of 1 MiB is
+/// fetched one ahead, not four).
+pub const PREFETCH_BYTES: usize = 32 << 20;
+
+/// How many pages to keep requested or buffered ahead, the latest page being `last_bytes`.
+fn prefetch_depth(prefetch: usize, last_bytes: usize) -> usize {
+    let by_bytes = PREFETCH_BYTES / last_bytes.max(1);
+    prefetch.min(by_bytes).max(1)
 }
 
 impl Drop for Pager {
@@ -458,9 +535,28 @@ mod tests {
         let empty = decode_page(br#"{"items":null,"total":3}"#).unwrap();
         assert!(empty.items.is_empty());
         assert_eq!(empty.total, 3);
-        let not_utf8 = decode_page(b"{\"items\":[{\"id\":\"\xff\"}],\"total\":1}").unwrap_err();
-        assert!(matches!(not_utf8, ApiError::Decode(_)), "{not_utf8}");
-        assert!(not_utf8.to_string().contains("not UTF-8"), "{not_utf8}");
+        // Outside a string a bad byte is a syntax error of the page, as in Go.
+        let outside = decode_page(b"{\"items\":[{\"id\":\"a\"}\xff],\"total\":1}").unwrap_err();
+        assert!(matches!(outside, ApiError::Decode(_)), "{outside}");
+    }
+
+    /// One invalid byte in one resource's id costs that id its exactness (U+FFFD, as Go's
+    /// `encoding/json`), not the page: every other resource decodes as before, under both
+    /// decoders.
+    #[test]
+    fn invalid_utf8_inside_an_item_is_replaced_as_go_does() {
+        let body = b"{\"items\":[{\"id\":\"a\xffb\",\"kind\":\"Cluster\"},{\"id\":\"c\",\"generation\":2}],\"total\":2}";
+        let projected = Arc::new(Projection::base());
+        for page in [decode_page(body), decode_page_with(body, &projected)] {
+            let page = page.unwrap();
+            let ids: Vec<String> = page
+                .items
+                .iter()
+                .map(|r| r.id().unwrap().as_str().to_string())
+                .collect();
+            assert_eq!(ids, ["a\u{FFFD}b", "c"]);
+            assert_eq!(page.total, 2);
+        }
     }
 
     #[test]
@@ -489,6 +585,26 @@ mod tests {
         // A new listing starts afresh.
         let mut again = client.list("clusters", None);
         assert_eq!(ids(again.dedupe(1, page(&["a"]))), ["a"]);
+    }
+
+    #[test]
+    fn listings_are_bounded_by_the_first_total() {
+        assert_eq!(listing_limit(1000, 100, MAX_LISTED_RESOURCES), 3000);
+        assert_eq!(listing_limit(0, 20, MAX_LISTED_RESOURCES), 200);
+        assert_eq!(
+            listing_limit(u64::MAX, 100, MAX_LISTED_RESOURCES),
+            MAX_LISTED_RESOURCES
+        );
+        assert_eq!(listing_limit(10u64.pow(12), 100, 500), 500);
+    }
+
+    #[test]
+    fn prefetch_is_bounded_by_bytes() {
+        assert_eq!(prefetch_depth(4, 0), 4);
+        assert_eq!(prefetch_depth(4, 100 * 1024), 4);
+        assert_eq!(prefetch_depth(4, 100 << 20), 1);
+        assert_eq!(prefetch_depth(4, 12 << 20), 2);
+        assert_eq!(prefetch_depth(0, 1), 1);
     }
 
     #[tokio::test]

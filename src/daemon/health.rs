@@ -2,6 +2,8 @@
 //! HTTP servers, with the Go sentinel's bodies, status codes and probe warnings, listening
 //! dual-stack on Go-style `:PORT` addresses.
 //!
+//! The connections themselves are [`server`]'s: no client can hold a probe or the shutdown.
+//!
 //! Invariant: the handlers only read [`HealthState`] (beyond remembering what they last logged);
 //! the poll loop writes the poll state, and the broker check reads the publisher's connection
 //! live through [`Liveness`] at every request.
@@ -18,6 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
+
+pub mod server;
 
 /// How often a probe that keeps failing the same way is logged again.
 const PROBE_LOG_EVERY: Duration = Duration::from_secs(60);
@@ -210,7 +214,8 @@ pub fn metrics_router(metrics: Metrics) -> Router {
 }
 
 /// Binds a listener (so startup fails at once on a taken port) and serves a router on it until
-/// `shutdown` resolves. Returns the bound address and the server task. `[::]` is bound
+/// `shutdown` resolves, bounded as [`server`] says (header-read timeout, connection cap, a
+/// shutdown that ends within [`server::SHUTDOWN_GRACE`]). Returns the bound address and the server task. `[::]` is bound
 /// dual-stack (IPv4 clients arrive as mapped addresses); on a machine without IPv6 it falls back
 /// to `0.0.0.0` with a warning.
 pub async fn serve(
@@ -220,11 +225,8 @@ pub async fn serve(
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = bind_any_stack(addr)?;
     let local = listener.local_addr()?;
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await;
-    });
+    let cap = server::connection_cap();
+    let task = tokio::spawn(server::run(listener, router, shutdown, cap));
     Ok((local, task))
 }
 

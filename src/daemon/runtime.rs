@@ -33,6 +33,10 @@ use tracing::{debug, error, info, warn};
 /// How long a page already being published may take to finish once shutdown is requested.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// The `reason` a resource is skipped with when its item is not a JSON object with a string
+/// `id` (the Go sentinel fails the page on it; here it costs that resource only).
+pub const UNDECODABLE_REASON: &str = "resource could not be decoded";
+
 /// One sentinel loop: what it lists, how it decides, where it publishes, what it reports.
 /// Built by [`Daemon::new`]; read through its accessors.
 pub struct Daemon {
@@ -388,6 +392,16 @@ impl Daemon {
         let evaluate = traced.and_then(|t| t.evaluate(&self.resource_type, id));
         // The evaluate span is current for this resource's log lines (no await inside).
         let _current = evaluate.clone().map(Context::attach);
+        if let Err(e) = resource.id() {
+            // Not an object, or an id that is not a string: Go fails the whole page on it.
+            warn!(subset = %self.resource_type, error = %e.message,
+                "Skipping resource that could not be decoded");
+            self.metrics.skipped(UNDECODABLE_REASON);
+            if let Some(evaluate) = &evaluate {
+                Traced::decided(evaluate, UNDECODABLE_REASON);
+            }
+            return Step::Skipped;
+        }
         if id.is_empty() {
             // As in Go: counted in the total only, neither skipped nor in a metric.
             let kind = resource.kind().map_or("", |t| t.as_str());

@@ -26,6 +26,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+mod batch;
+pub use batch::{BatchSettings, MAX_QUEUE_SIZE};
+
 /// The tracer name (instrumentation scope) of every span.
 pub const TRACER_NAME: &str = "hyperfleet-sentinel";
 /// `service.name` when `OTEL_SERVICE_NAME` is unset or empty.
@@ -98,6 +101,11 @@ pub struct TraceSettings {
     pub service_name: String,
     /// `OTEL_RESOURCE_ATTRIBUTES`, decoded, in order (`service.name` among them is overridden).
     pub resource: Vec<(String, String)>,
+    /// `OTEL_BSP_*`, validated and capped.
+    pub batch: BatchSettings,
+    /// The endpoint variables as set (`OTEL_EXPORTER_OTLP_ENDPOINT`, `…_TRACES_ENDPOINT`): an
+    /// error that echoes one has its password masked with them.
+    pub endpoints: Vec<String>,
     /// One line per ignored value (logged as WARN by the caller).
     pub warnings: Vec<String>,
 }
@@ -159,12 +167,22 @@ impl TraceSettings {
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
         let resource = resource_attributes(&var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default());
+        let batch = BatchSettings::from_env(&var, &mut warnings);
+        let endpoints = [
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ]
+        .into_iter()
+        .filter_map(|name| env(name).filter(|e| !e.is_empty()))
+        .collect();
         TraceSettings {
             exporter,
             sampler,
             propagators,
             service_name,
             resource,
+            batch,
+            endpoints,
             warnings,
         }
     }
@@ -251,8 +269,14 @@ impl Telemetry {
 /// (headers, timeout, per-signal endpoint) themselves.
 pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, TelemetryError> {
     use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+    // The exporter's errors may echo the endpoint, password and all.
     let built = |r: Result<opentelemetry_otlp::SpanExporter, _>| {
-        r.map_err(|e: opentelemetry_otlp::ExporterBuildError| TelemetryError(e.to_string()))
+        r.map_err(|e: opentelemetry_otlp::ExporterBuildError| {
+            let text = settings.endpoints.iter().fold(e.to_string(), |text, url| {
+                crate::daemon::broker::config::mask_url_in(&text, url)
+            });
+            TelemetryError(text)
+        })
     };
     Ok(match settings.exporter {
         ExporterKind::Stdout => with_exporter(JsonLinesExporter::stdout(), settings, version),
@@ -299,7 +323,11 @@ pub fn with_exporter<E: SpanExporter + 'static>(
         failing: std::sync::atomic::AtomicBool::new(false),
     };
     let provider = SdkTracerProvider::builder()
-        .with_span_processor(BatchSpanProcessor::builder(exporter).build())
+        .with_span_processor(
+            BatchSpanProcessor::builder(exporter)
+                .with_batch_config(settings.batch.config())
+                .build(),
+        )
         .with_sampler(settings.sampler.sampler())
         .with_resource(resource)
         .build();

@@ -56,6 +56,40 @@ pub fn value_end(b: &[u8], lenient: bool) -> Option<usize> {
     }
 }
 
+/// A response body as text, as Go's `encoding/json` reads it: a body that is UTF-8 is taken
+/// over without a copy; in one that is not, each byte of an invalid sequence becomes U+FFFD
+/// (Go's `utf8.DecodeRune` answers `RuneError` of width 1 for it, which `encoding/json`
+/// writes into the string it decodes), so one bad byte in one resource's string costs that
+/// string's exactness, never the page. A bad byte outside a string stays a syntax error of the
+/// page, as in Go. What the `page` fuzz target holds to a byte-by-byte decoding.
+pub fn utf8_as_go(body: Vec<u8>) -> String {
+    let bytes = match String::from_utf8(body) {
+        Ok(text) => return text,
+        Err(e) => e.into_bytes(),
+    };
+    let mut text = String::with_capacity(bytes.len() + 16);
+    let mut rest = &bytes[..];
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                text.push_str(valid);
+                break;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                // The bytes were just checked to be UTF-8 up to `valid_up_to`.
+                text.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                // Every byte of the invalid sequence is one U+FFFD, as in Go (std's lossy
+                // conversion writes one per maximal invalid prefix instead).
+                let bad = e.error_len().unwrap_or(after.len());
+                text.extend(std::iter::repeat_n('\u{FFFD}', bad));
+                rest = &after[bad..];
+            }
+        }
+    }
+    text
+}
+
 /// The `json` fuzz target's oracle (and the regression test's): holds [`value_end`] to
 /// serde_json on `text`. Where the grammar finds a whole value (nothing but blanks after it),
 /// serde accepts the text, and decodes it into a tree unless the grammar was lenient; where
@@ -407,7 +441,49 @@ fn special_bytes(w: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{same_bytes, special_at};
+    use super::{same_bytes, special_at, utf8_as_go};
+
+    /// Go's `utf8.DecodeRune` loop, one rune or one `RuneError` of width 1 at a time.
+    fn go_decode(bytes: &[u8]) -> String {
+        let mut out = String::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let one = (1..=4).find_map(|n| {
+                let s = std::str::from_utf8(bytes.get(i..i + n)?).ok()?;
+                (s.chars().count() == 1).then_some((s, n))
+            });
+            match one {
+                Some((s, n)) => {
+                    out.push_str(s);
+                    i += n;
+                }
+                None => {
+                    out.push('\u{FFFD}');
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_byte_by_byte_as_go_does() {
+        for bytes in [
+            &b"plain"[..],
+            b"\xff",
+            b"a\xffb",
+            b"\xe2\x82A", // a 3-byte sequence cut after 2: two U+FFFD in Go, one in std
+            b"\xf0\x90\x80", // cut at the end
+            b"\xed\xa0\x80", // an encoded surrogate
+            b"\xc0\xaf",  // overlong
+            b"\xf4\x90\x80\x80", // past U+10FFFF
+            "é€😀".as_bytes(),
+            b"\x80\x80\xe2\x82\xac\xe2",
+        ] {
+            assert_eq!(utf8_as_go(bytes.to_vec()), go_decode(bytes), "{bytes:?}");
+        }
+        assert_eq!(utf8_as_go(b"\xe2\x82A".to_vec()), "\u{FFFD}\u{FFFD}A");
+    }
 
     #[test]
     fn keys_compare_as_bytes() {

@@ -35,6 +35,7 @@ mod cycle;
 mod docs;
 mod filters;
 mod health;
+mod hostile;
 mod on_pubsub;
 mod process;
 mod projection;

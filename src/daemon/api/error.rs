@@ -44,6 +44,17 @@ pub enum ApiError {
         /// The envelope slack it adds ([`super::PAGE_ENVELOPE_SLACK`]).
         slack: usize,
     },
+    /// The listing went on past the bound of one cycle ([`super::listing_limit`]): an API
+    /// whose pages never end.
+    #[error(
+        "listing did not end: {received} resources received, past the bound of {limit} (twice the first page's total plus ten pages)"
+    )]
+    Endless {
+        /// Resources received, repeats included.
+        received: u64,
+        /// The bound.
+        limit: u64,
+    },
     /// The response body is not the expected JSON list envelope.
     #[error("invalid response body: {0}")]
     Decode(#[source] serde_json::Error),
@@ -81,6 +92,7 @@ impl ApiError {
             // The same page would be as large again: the next cycle tries anew.
             ApiError::Auth(_)
             | ApiError::TooLarge { .. }
+            | ApiError::Endless { .. }
             | ApiError::Decode(_)
             | ApiError::Config(_) => false,
         }

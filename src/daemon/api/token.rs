@@ -1,13 +1,19 @@
 //! The bearer token: read from a file (a projected service-account token, rotated on disk), either
 //! on every request or cached for a TTL.
 //!
-//! Invariant: a token is never empty; a missing or blank file is a [`TokenError`], so no request
+//! Invariant: a token is never empty, never read from anything but a regular file of at most
+//! [`MAX_TOKEN_BYTES`]; a missing or blank file is a [`TokenError`], so no request
 //! goes out without the credentials the operator configured.
 
 use super::error::TokenError;
+use crate::daemon::config::file::read_regular;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// The largest token file read: the config file's limit, 1 MiB (a service-account token is
+/// about 1 KiB).
+pub const MAX_TOKEN_BYTES: usize = crate::daemon::config::MAX_CONFIG_BYTES;
 
 /// Reads the token file, caching its content for `ttl` (zero: re-read on every request).
 #[derive(Debug)]
@@ -44,11 +50,13 @@ impl TokenSource {
         Ok(token)
     }
 
-    /// Reads the file. The read is blocking, which is fine for a small local file: it costs
-    /// less than handing it to a blocking thread would.
+    /// Reads the file: a regular file of at most [`MAX_TOKEN_BYTES`], opened without waiting
+    /// ([`read_regular`]: a FIFO or device put in its place is an error, not a read that holds
+    /// the async worker). The read is blocking, which is fine for a small regular file: it
+    /// costs less than handing it to a blocking thread would.
     fn read(&self) -> Result<Arc<str>, TokenError> {
         let path = self.path.display().to_string();
-        let raw = std::fs::read_to_string(&self.path).map_err(|source| TokenError::Read {
+        let raw = read_regular(&self.path, MAX_TOKEN_BYTES).map_err(|source| TokenError::Read {
             path: path.clone(),
             source,
         })?;

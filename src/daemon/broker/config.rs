@@ -13,8 +13,11 @@
 //! URL's password never appears in an error message or in [`BrokerConfig::masked`].
 
 use super::BrokerError;
+use crate::daemon::config::depth;
+use crate::daemon::config::file::read_regular;
 use crate::daemon::config::go::parse_go_bool;
 use crate::daemon::config::yaml::{self, Setting, fields, join, parse_int, suggestion};
+use crate::daemon::config::{MAX_CONFIG_BYTES, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use yaml_serde::{Mapping, Value};
@@ -22,8 +25,8 @@ use yaml_serde::{Mapping, Value};
 mod pubsub;
 mod url;
 
-pub use url::mask_url;
 pub(in crate::daemon::broker) use url::parse_url;
+pub use url::{mask_url, mask_url_in};
 
 /// The environment lookup the loader reads: variable name → value.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -218,7 +221,8 @@ pub fn load(env: Env) -> Result<BrokerConfig, BrokerError> {
 pub fn load_from(tried: &[PathBuf], env: Env) -> Result<BrokerConfig, BrokerError> {
     let explicit = env("BROKER_CONFIG_FILE").is_some_and(|p| !p.is_empty());
     for path in tried {
-        match std::fs::read_to_string(path) {
+        // As the config file: at most its size, and never from a FIFO or device.
+        match read_regular(path, MAX_CONFIG_BYTES) {
             Ok(text) => return finish(parse(&path.display().to_string(), &text, env)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
             Err(source) => {
@@ -297,12 +301,29 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
         env,
         problems: Vec::new(),
         ignored: Vec::new(),
+        more_ignored: 0,
     };
-    let root: Value = match yaml_serde::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            r.problems.push(format!("not valid YAML: {e}"));
-            Value::Null
+    // The config file's bounds, checked before the YAML parser runs (its flow handling is
+    // quadratic in the depth).
+    let root: Value = if text.len() > MAX_CONFIG_BYTES {
+        r.problems.push(format!(
+            "file is {} bytes, larger than the limit of {MAX_CONFIG_BYTES} bytes",
+            text.len()
+        ));
+        Value::Null
+    } else if let Some(at) = depth::too_deep(text, MAX_YAML_DEPTH) {
+        r.problems.push(format!(
+            "line {} column {}: flow collections (`[`, `{{`) nested more than {MAX_YAML_DEPTH} deep, the limit",
+            at.line, at.column
+        ));
+        Value::Null
+    } else {
+        match yaml_serde::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                r.problems.push(format!("not valid YAML: {e}"));
+                Value::Null
+            }
         }
     };
     let top = r.section(Some(&root), "", TOP_KEYS);
@@ -318,10 +339,20 @@ pub fn parse(origin: &str, text: &str, env: Env) -> Result<BrokerConfig, BrokerE
         subscriber: r.subscriber(top.and_then(|m| m.get("subscriber"))),
         ignored_keys: std::mem::take(&mut r.ignored),
     };
+    let mut cfg = cfg;
+    if r.more_ignored > 0 {
+        cfg.ignored_keys
+            .push(format!("and {} more unknown keys", r.more_ignored));
+    }
     match kind {
         Some(BrokerKind::RabbitMq) => validate_rabbit(&mut r.problems, &cfg.rabbitmq),
         Some(BrokerKind::GooglePubSub) => pubsub::validate(&mut r.problems, &cfg.googlepubsub),
         Some(BrokerKind::Stdout) | None => {}
+    }
+    if r.problems.len() > MAX_REPORTED_PROBLEMS {
+        let more = r.problems.len() - MAX_REPORTED_PROBLEMS;
+        r.problems.truncate(MAX_REPORTED_PROBLEMS);
+        r.problems.push(format!("and {more} more problems"));
     }
     if r.problems.is_empty() {
         Ok(cfg)
@@ -369,8 +400,11 @@ fn validate_rabbit(problems: &mut Vec<String>, rabbit: &RabbitConfig) {
 struct Reader<'a> {
     env: Env<'a>,
     problems: Vec<String>,
-    /// Unknown keys, ignored as the Go library ignores them.
+    /// Unknown keys, ignored as the Go library ignores them (the first
+    /// [`MAX_REPORTED_PROBLEMS`]).
     ignored: Vec<String>,
+    /// How many unknown keys there are past those.
+    more_ignored: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -403,6 +437,10 @@ impl<'a> Reader<'a> {
                 continue;
             }
             if field.known.is_none() {
+                if self.ignored.len() >= MAX_REPORTED_PROBLEMS {
+                    self.more_ignored += 1;
+                    continue;
+                }
                 let mut msg = format!("{}: unknown key", field.path);
                 if let Some(near) = suggestion(&field.name, keys) {
                     msg.push_str(&format!(" (did you mean '{near}'?)"));

@@ -14,7 +14,7 @@
 use super::LineCol;
 
 /// Where the first flow collection nested deeper than `limit` opens, if one does.
-pub(super) fn too_deep(text: &str, limit: usize) -> Option<LineCol> {
+pub(in crate::daemon) fn too_deep(text: &str, limit: usize) -> Option<LineCol> {
     Scan::new(text.as_bytes()).run(limit)
 }
 

@@ -46,8 +46,9 @@
 //! - Setting `HYPERFLEET_API_AUTH_TOKEN_PATH` or `HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL` turns
 //!   `clients.hyperfleet_api.auth` on, as in Go; `auth:` left null counts as absent.
 
-mod depth;
+pub(in crate::daemon) mod depth;
 mod dump;
+pub mod file;
 mod flags;
 pub mod go;
 mod keys;

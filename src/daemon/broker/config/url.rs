@@ -6,23 +6,62 @@ use lapin::uri::AMQPUri;
 
 /// The URL with its password replaced by `****` (`amqp://guest:****@host:5672/`), as Go's
 /// `url.Redacted` does; the one function every URL we print goes through (config dump, the
-/// `debug_config` log, API and broker errors). A URL without a password comes back unchanged.
+/// `debug_config` log, API and broker errors, the OpenTelemetry endpoint). A URL without a
+/// password comes back unchanged.
 ///
 /// It works on the text, not on a parse, so a malformed URL is masked too: the userinfo is what
 /// lies between the authority's start (after `scheme://`, after `scheme:/`, or the start of the
 /// text when it has no scheme) and the last `@`, and everything after its first `:` is masked.
 /// Taking the last `@` of the whole text means a password holding `@`, `/`, `?` or `#` is still
 /// masked whole, at the price of masking a little too much when a path or query holds an `@`
-/// after a `:` (`http://h:80/a@b` → `http://h:****@b`).
+/// after a `:` (`http://h:80/a@b` → `http://h:****@b`). A percent-encoded colon (`%3A`)
+/// separates too (`user%3APASS@host` → `user:****@host`): HTTP clients decode the userinfo
+/// before sending it as Basic credentials, so what follows it is a password all the same.
 pub fn mask_url(url: &str) -> String {
-    let start = authority_start(url);
-    let Some(at) = url[start..].rfind('@').map(|i| start + i) else {
-        return url.to_owned();
-    };
-    match url[start..at].find(':') {
-        Some(colon) => format!("{}:****{}", &url[..start + colon], &url[at..]),
+    match password_range(url) {
+        Some((user_end, password)) => {
+            format!("{}:****{}", &url[..user_end], &url[password.end..])
+        }
         None => url.to_owned(),
     }
+}
+
+/// `text` (an error message, say) with every copy of `url`'s password masked: the URL itself
+/// as [`mask_url`] masks it, then the password wherever else it appears, as written or
+/// percent-decoded (a library may echo the URL reformatted, or its parts).
+pub fn mask_url_in(text: &str, url: &str) -> String {
+    let Some((_, password)) = password_range(url) else {
+        return text.to_owned();
+    };
+    let mut out = text.replace(url, &mask_url(url));
+    let written = &url[password];
+    let decoded = percent_encoding::percent_decode_str(written).decode_utf8_lossy();
+    for secret in [written, decoded.as_ref()] {
+        if !secret.is_empty() {
+            out = out.replace(secret, "****");
+        }
+    }
+    out
+}
+
+/// Where the user name ends and the password's byte range (up to the last `@`), when the URL's
+/// userinfo holds a `:` or `%3A` (see [`mask_url`]).
+fn password_range(url: &str) -> Option<(usize, std::ops::Range<usize>)> {
+    let start = authority_start(url);
+    let at = url[start..].rfind('@').map(|i| start + i)?;
+    let userinfo = &url[start..at];
+    let colon = userinfo.find(':');
+    let encoded = userinfo
+        .as_bytes()
+        .windows(3)
+        .position(|w| w[0] == b'%' && w[1] == b'3' && w[2].eq_ignore_ascii_case(&b'a'));
+    let (sep, len) = match (colon, encoded) {
+        (Some(c), Some(e)) if e < c => (e, 3),
+        (Some(c), _) => (c, 1),
+        (None, Some(e)) => (e, 3),
+        (None, None) => return None,
+    };
+    Some((start + sep, start + sep + len..at))
 }
 
 /// Where the authority begins: after `scheme://` or `scheme:/` (any number of slashes), else 0.
@@ -37,6 +76,13 @@ fn authority_start(url: &str) -> usize {
         _ => 0,
     }
 }
+
+/// The longest vhost AMQP can name (a short string).
+pub const MAX_VHOST_BYTES: usize = 255;
+
+/// The frame sizes a URL may ask for (`?frame_max=N`): from AMQP's minimum frame size to 1 MiB
+/// (lapin keeps 32 frames of buffer each way, 64 MiB at the top; RabbitMQ's default is 128 KiB).
+pub const FRAME_MAX_RANGE: std::ops::RangeInclusive<u32> = 4096..=1 << 20;
 
 /// Parses an `amqp://` or `amqps://` URL into lapin's form, fixing up the two places where lapin
 /// and Go's `amqp091` (which the Go sentinel uses) read the same URL differently:
@@ -61,6 +107,23 @@ pub(in crate::daemon::broker) fn parse_url(url: &str) -> Result<AMQPUri, String>
     })?;
     if uri.vhost.is_empty() {
         uri.vhost = "/".to_owned();
+    }
+    // AMQP carries the vhost as a short string (lapin panics past 255 bytes), and lapin
+    // allocates its buffers from frame_max (32 frames each way): refuse what cannot work.
+    if uri.vhost.len() > MAX_VHOST_BYTES {
+        return Err(format!(
+            "vhost is {} bytes, longer than AMQP's limit of {MAX_VHOST_BYTES}",
+            uri.vhost.len()
+        ));
+    }
+    if let Some(frame_max) = uri.query.frame_max
+        && !FRAME_MAX_RANGE.contains(&frame_max)
+    {
+        return Err(format!(
+            "frame_max={frame_max} is outside {}..={} bytes",
+            FRAME_MAX_RANGE.start(),
+            FRAME_MAX_RANGE.end()
+        ));
     }
     if let Some(inner) = host_port(url)
         .strip_prefix('[')
@@ -107,6 +170,35 @@ mod tests {
     }
 
     #[test]
+    fn masks_percent_encoded_colons() {
+        for (url, masked) in [
+            ("http://user%3APASS@host", "http://user:****@host"),
+            ("amqp://user%3aPASS@host/", "amqp://user:****@host/"),
+            ("amqp://u%3Ap:q@host", "amqp://u:****@host"),
+            ("amqp://u:p%3Aq@host", "amqp://u:****@host"),
+            ("amqp://user%3@host", "amqp://user%3@host"),
+            ("not a url user%3APASS@h", "not a url user:****@h"),
+        ] {
+            assert_eq!(mask_url(url), masked, "{url:?}");
+        }
+    }
+
+    #[test]
+    fn masks_a_password_wherever_a_message_repeats_it() {
+        let url = "http://u:p%40ss@collector:4317";
+        let text = format!("invalid uri {url}: bad; user u password p@ss; raw p%40ss");
+        let masked = mask_url_in(&text, url);
+        assert_eq!(
+            masked,
+            "invalid uri http://u:****@collector:4317: bad; user u password ****; raw ****"
+        );
+        assert_eq!(mask_url_in("nothing", "http://h"), "nothing");
+        // An unparsable endpoint is masked all the same.
+        let bad = "h t t p://u:hunter2@x";
+        assert!(!mask_url_in(&format!("bad endpoint {bad}"), bad).contains("hunter2"));
+    }
+
+    #[test]
     fn masks_malformed_urls_too() {
         for (url, masked) in [
             ("amqp:/guest:pw@host", "amqp:/guest:****@host"),
@@ -139,6 +231,38 @@ mod tests {
         assert_eq!(vhost("amqp://localhost"), "/");
         assert_eq!(vhost("amqp://localhost/%2f"), "/");
         assert_eq!(vhost("amqp://localhost/prod"), "prod");
+    }
+
+    #[test]
+    fn vhost_and_frame_max_are_bounded() {
+        let err = |u: &str| parse_url(u).err().unwrap_or_default();
+        let long = format!("amqp://u:secret@h/{}", "v".repeat(256));
+        assert_eq!(
+            err(&long),
+            "vhost is 256 bytes, longer than AMQP's limit of 255"
+        );
+        assert!(parse_url(&format!("amqp://h/{}", "v".repeat(255))).is_ok());
+        // Percent-encoded, the vhost is counted decoded.
+        let encoded = format!("amqp://h/{}", "%41".repeat(256));
+        assert!(
+            err(&encoded).starts_with("vhost is 256 bytes"),
+            "{}",
+            err(&encoded)
+        );
+        for (frame, ok) in [
+            ("4096", true),
+            ("1048576", true),
+            ("1073741824", false),
+            ("4095", false),
+            ("0", false),
+        ] {
+            let url = format!("amqp://h/?frame_max={frame}");
+            assert_eq!(parse_url(&url).is_ok(), ok, "{frame}: {}", err(&url));
+        }
+        assert_eq!(
+            err("amqp://h/?frame_max=1073741824"),
+            "frame_max=1073741824 is outside 4096..=1048576 bytes"
+        );
     }
 
     #[test]
