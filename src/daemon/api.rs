@@ -5,8 +5,11 @@
 //! [`Pager`] yields the collection page by page, in page order, while fetching a few pages ahead.
 //!
 //! Invariants:
-//! - memory does not grow with the fleet: at most `prefetch` pages are buffered, and a page's
-//!   resources are dropped once the caller is done with it;
+//! - memory does not grow with the fleet: at most `prefetch` pages are buffered, fewer while
+//!   pages are large (about [`PREFETCH_BYTES`] of page text ahead, at least one page), and a
+//!   page's resources are dropped once the caller is done with it;
+//! - every listing ends: past [`listing_limit`] resources (twice the first page's `total` plus
+//!   ten pages, at most [`ApiClientConfig::max_listed`]) it is an [`ApiError::Endless`];
 //! - a response body is read chunk by chunk and never past [`max_body_bytes`] of the page size
 //!   (an [`ApiError::TooLarge`] there), an error response's only as far as its excerpt;
 //! - a retriable failure retries the failing page only, never the pages already yielded;

@@ -10,6 +10,9 @@
 //! - [`broker`]: publishing to RabbitMQ and Pub/Sub, and the broker.yaml table.
 //! - [`cycle`]: in-process cycles of a `Daemon` (events, skips, metrics, logs, outages).
 //! - [`health`]: health, readiness and metrics over HTTP.
+//! - [`hostile`]: hostile peers, files and environment: invalid UTF-8 in an item, endless
+//!   listings, held health connections, FIFO and oversized files, AMQP URL and `OTEL_BSP_*`
+//!   bounds, masked passwords.
 //! - [`process`]: `sentinel serve` as a process, its signals, startup failures and flags.
 //! - [`chart`]: the binary run as the Go chart's Deployment runs it.
 //! - [`docs`]: the operator docs query only exported metrics, and their claims match the code.

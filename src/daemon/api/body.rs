@@ -29,7 +29,9 @@ pub const PAGE_ENVELOPE_SLACK: usize = 64 * 1024;
 /// Why this bound: any page whose resources are each within [`MAX_RESOURCE_BYTES`] — every page
 /// the sentinel can decide all of — fits, so the bound refuses nothing that would otherwise be
 /// decided; a page past it must hold a resource over the per-resource limit, which would be
-/// skipped anyway. Memory per listing is then bounded by `(prefetch + 1)` such bodies.
+/// skipped anyway. Memory per listing is then bounded by the page being decided plus those
+/// fetched ahead, which are fewer while pages are large ([`super::PREFETCH_BYTES`]): two such
+/// bodies when resources are near their limit.
 pub fn max_body_bytes(page_size: u32) -> usize {
     usize::try_from(page_size.max(1))
         .unwrap_or(usize::MAX)
