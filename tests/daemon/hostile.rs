@@ -354,6 +354,78 @@ async fn a_second_signal_exits_at_once() {
     t.rig.cleanup().await;
 }
 
+/// Rows 5–6: with the open-files limit at 1024, 1,010 idle connections to the health port,
+/// then 15,000 partial requests held at once: `/healthz` and `/metrics` are answered all the
+/// while, and the process stays within 256 MiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_are_answered_whatever_connections_a_client_holds() {
+    use crate::harness::serve::{BIN, Process};
+    let t = crate::harness::serve::serve_rig("hostile-fds", crate::harness::RABBIT_URL).await;
+    let health = format!("127.0.0.1:{}", free_port());
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let broker = t.broker.display().to_string();
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.args(["--nofile=1024:1024", BIN, "serve"])
+        .arg(format!("--config={}", t.config.display()))
+        .arg(format!("--health-server-bindaddress={health}"))
+        .arg(format!("--metrics-server-bindaddress={metrics}"))
+        .env_clear()
+        .env("BROKER_CONFIG_FILE", &broker)
+        .env("HYPERFLEET_API_BASE_URL", &t.api.base_url)
+        .stdin(std::process::Stdio::null());
+    let mut process = Process::spawn(cmd, format!("http://{health}"), format!("http://{metrics}"));
+    process.wait_ready().await;
+    let addr: SocketAddr = health.parse().expect("addr");
+    let hold = |n: usize, sent: &'static [u8]| {
+        tokio::task::spawn_blocking(move || {
+            (0..n)
+                .map(|_| {
+                    let mut s = TcpStream::connect(addr).expect("connect");
+                    // The server may have closed it already (past its cap): that is fine.
+                    let _ = s.write_all(sent);
+                    s
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    // Bounded: a server that cannot accept would leave the probe waiting forever.
+    let answered = async |process: &Process| {
+        let patience = crate::common::rig::PATIENCE;
+        let healthz = tokio::time::timeout(patience, process.health_get("/healthz")).await;
+        let (code, _) = healthz
+            .expect("/healthz answered in time")
+            .expect("/healthz answered");
+        assert_eq!(code, 200);
+        let url = format!("{}/metrics", process.metrics);
+        let metrics = tokio::time::timeout(patience, crate::harness::get(&url)).await;
+        assert_eq!(metrics.expect("/metrics answered in time").0, 200);
+    };
+    let idle = hold(1010, b"").await.expect("idle connections");
+    answered(&process).await;
+    drop(idle);
+    let partial = hold(
+        15_000,
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaaaaaa",
+    )
+    .await
+    .expect("partial requests");
+    answered(&process).await;
+    drop(partial);
+    answered(&process).await;
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", process.pid())).expect("status");
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    assert!(peak_kib < 256 * 1024, "peak RSS {peak_kib} KiB");
+    process.signal("TERM");
+    let status = process.wait_exit().await;
+    assert_eq!(status.code(), Some(0), "{}", process.output());
+    t.rig.cleanup().await;
+}
+
 /// Rows 7–8: the token file replaced by a FIFO, or pointing at /dev/zero, or a 1 GiB sparse
 /// file: one clear error, no read that holds a worker or fills memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
