@@ -6,7 +6,7 @@
 //! a periodic full sweep) and, for each such part, the param it is in and why ([`Blocker`]).
 //!
 //! How: the typed tree of the result, with params inlined, is read as two sets of resources,
-//! where it is `true` and where it is `false` ([`Sets`]). Each comparison of a field with a
+//! where it is `true` and where it is `false` (`Sets`). Each comparison of a field with a
 //! constant is a search atom; `&&`, `||`, `!` and `?:` combine the sets exactly as CEL does
 //! (an error is neither `true` nor `false`, as SQL's NULL is neither). A time compared with
 //! `now` becomes a cutoff resolved at each cycle ([`TimeLit::Cutoff`]).
