@@ -427,7 +427,7 @@ impl Pager {
             _ => true,
         });
         if items.len() < before {
-            self.drops.dropped(number, before - items.len());
+            let _logged = self.drops.dropped(number, before - items.len());
         }
         items
     }
@@ -447,11 +447,13 @@ struct DropLog {
 const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
 
 impl DropLog {
-    fn dropped(&mut self, page: u32, n: usize) {
+    /// Counts `n` resources dropped on `page`; logs them (and those since the last line) when
+    /// no line was logged for [`DROP_LOG_EVERY`]. Whether it logged.
+    fn dropped(&mut self, page: u32, n: usize) -> bool {
         self.dropped += n;
         self.pages += 1;
         if self.last.is_some_and(|at| at.elapsed() < DROP_LOG_EVERY) {
-            return;
+            return false;
         }
         // Expected when deletions shift the pages under an offset-paged listing.
         tracing::info!(
@@ -463,6 +465,7 @@ impl DropLog {
         self.last = Some(std::time::Instant::now());
         self.dropped = 0;
         self.pages = 0;
+        true
     }
 }
 
@@ -588,6 +591,21 @@ mod tests {
         // A new listing starts afresh.
         let mut again = client.list("clusters", None);
         assert_eq!(ids(again.dedupe(1, page(&["a"]))), ["a"]);
+    }
+
+    /// An API repeating its pages would log a line per page: one line per 10 s instead, with
+    /// the count since the last.
+    #[test]
+    fn dropped_resources_are_logged_at_most_every_ten_seconds() {
+        let mut log = DropLog::default();
+        assert!(log.dropped(2, 5));
+        for page in 3..1000 {
+            assert!(!log.dropped(page, 5), "{page}");
+        }
+        assert_eq!((log.dropped, log.pages), (5 * 997, 997));
+        log.last = Some(std::time::Instant::now() - DROP_LOG_EVERY);
+        assert!(log.dropped(1000, 1));
+        assert_eq!((log.dropped, log.pages), (0, 0));
     }
 
     #[test]
