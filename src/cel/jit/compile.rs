@@ -11,10 +11,12 @@
 
 use super::JitError;
 use super::abi::{self, Class, Ctx, OpKind, Tables};
+use super::listing::{self, Listing, Names};
 use super::lower::{
     Helper, Lower, Lowered, Lowering, Mode, Origin, ParamVal, Unsupported, row_flags,
 };
 use super::row::Needs;
+use super::sites::{NoteKind, Site, Sites};
 use crate::cel::typed::TExpr;
 use cranelift::codegen::Context;
 use cranelift::codegen::ir::UserFuncName;
@@ -57,6 +59,18 @@ pub struct Options {
     pub verify: bool,
     /// Keep the optimized IR and the machine code listing (for `sentinel ir`).
     pub listing: bool,
+    /// Which processor features the code may use.
+    pub cpu: Cpu,
+}
+
+/// Which processor features compiled code may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cpu {
+    /// Everything this machine has (what the daemon runs).
+    Host,
+    /// Only the architecture's baseline (x86-64: SSE2), so that the code, and its listing, is
+    /// the same on every machine.
+    Baseline,
 }
 
 impl Default for Options {
@@ -64,6 +78,7 @@ impl Default for Options {
         Options {
             verify: cfg!(debug_assertions),
             listing: false,
+            cpu: Cpu::Host,
         }
     }
 }
@@ -84,15 +99,6 @@ pub(crate) struct Unit<'e> {
     pub result: &'e TExpr,
     pub mode: Mode,
     pub result_kind: ResultKind,
-}
-
-/// The optimized IR and the machine code listing of a function.
-#[derive(Clone, Debug, Default)]
-pub struct Listing {
-    /// Cranelift IR after optimization.
-    pub clif: String,
-    /// The machine code after register allocation (Cranelift's VCode listing).
-    pub asm: String,
 }
 
 /// How one expression of a unit runs.
@@ -191,7 +197,7 @@ fn isa(opts: &Options) -> Result<OwnedTargetIsa, JitError> {
         "enable_verifier",
         if opts.verify { "true" } else { "false" },
     )?;
-    let builder = cranelift_native::builder()
+    let builder = cranelift_native::builder_with_options(opts.cpu == Cpu::Host)
         .map_err(|e| JitError::Codegen(format!("host machine is not supported: {e}")))?;
     builder
         .finish(settings::Flags::new(flags))
@@ -251,11 +257,13 @@ fn attempt(
         ..Tables::default()
     };
     let mut needs = Needs::default();
+    let mut sites = Sites::default();
     let mut parts = Parts {
         module: &mut module,
         helper_ids: &helper_ids,
         tables: &mut tables,
         needs: &mut needs,
+        sites: &mut sites,
     };
     let (func_id, listing, nativeness) = match body(&mut parts, unit, fallback, opts, false)? {
         Ok(built) => built,
@@ -274,18 +282,12 @@ fn attempt(
     let clean_entry = clean
         .as_ref()
         .map_or(entry, |(id, _)| module.get_finalized_function(*id));
-    let listing = match (listing, clean) {
-        (Some(mut l), Some((_, Some(c)))) => {
-            l.clif
-                .push_str("\n; the same for rows without field errors (no error checks)\n");
-            l.clif.push_str(&c.clif);
-            l.asm
-                .push_str("\n; the same for rows without field errors (no error checks)\n");
-            l.asm.push_str(&c.asm);
-            Some(l)
-        }
-        (l, _) => l,
-    };
+    let listing = listing.map(|general| Listing {
+        sites: sites.all().to_vec(),
+        bodies: std::iter::once(general)
+            .chain(clean.and_then(|(_, c)| c))
+            .collect(),
+    });
     Ok(Attempt::Done(Box::new(Built {
         module,
         entry,
@@ -303,9 +305,10 @@ struct Parts<'m> {
     helper_ids: &'m HashMap<Helper, FuncId>,
     tables: &'m mut Tables,
     needs: &'m mut Needs,
+    sites: &'m mut Sites,
 }
 
-type Body = Result<(FuncId, Option<Listing>, Vec<Nativeness>), Attempt>;
+type Body = Result<(FuncId, Option<listing::BodyListing>, Vec<Nativeness>), Attempt>;
 
 /// Lowers, compiles and finalizes one function computing `unit`: every param in order, then
 /// the result; `Err` asks to retry with one more expression in the interpreter.
@@ -322,14 +325,7 @@ fn body(
     let mut nativeness = Vec::with_capacity(unit.params.len() + 1);
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let mut l = start(
-            b,
-            parts.module,
-            parts.helper_ids,
-            parts.tables,
-            parts.needs,
-            unit,
-        );
+        let mut l = start(b, parts, unit);
         l.clean = clean;
         let n = unit.params.len();
         for (i, p) in unit.params.iter().enumerate() {
@@ -346,7 +342,7 @@ fn body(
         let Lower { b, .. } = l;
         b.finalize(parts.module.target_config());
     }
-    let listing = define(parts.module, &mut ctx, func_id, opts)?;
+    let listing = define(parts, &mut ctx, (func_id, name), opts)?;
     Ok(Ok((func_id, listing, nativeness)))
 }
 
@@ -354,14 +350,19 @@ fn body(
 /// which loads the row pointer).
 fn start<'a, 'm>(
     mut b: FunctionBuilder<'a>,
-    module: &'m mut JITModule,
-    helper_ids: &'m HashMap<Helper, FuncId>,
-    tables: &'m mut Tables,
-    needs: &'m mut Needs,
+    parts: &'m mut Parts<'_>,
     unit: &Unit<'_>,
 ) -> Lower<'a, 'm> {
-    let ptr = module.target_config().pointer_type();
+    let ptr = parts.module.target_config().pointer_type();
     let entry = b.create_block();
+    b.set_srcloc(parts.sites.loc(Site {
+        expr: None,
+        span: Default::default(),
+        note: Some(super::sites::Note {
+            kind: NoteKind::Entry,
+            text: "reads the row pointer from the context".into(),
+        }),
+    }));
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     // The entry block has no predecessors.
@@ -386,30 +387,33 @@ fn start<'a, 'm>(
     b.switch_to_block(body);
     Lower {
         b,
-        module,
-        helper_ids,
+        module: parts.module,
+        helper_ids: parts.helper_ids,
         helper_refs: HashMap::new(),
         ptr,
         ctx,
         row,
         out,
-        tables,
-        needs,
+        tables: parts.tables,
+        needs: parts.needs,
         params: vec![None; unit.params.len()],
         mode: unit.mode,
         err_target,
         locals: Vec::new(),
         clean: false,
+        sites: parts.sites,
+        expr: 0,
     }
 }
 
 /// Compiles the built function into the module and finalizes it; the listing if asked for.
 fn define(
-    module: &mut JITModule,
+    parts: &mut Parts<'_>,
     ctx: &mut Context,
-    func_id: FuncId,
+    (func_id, name): (FuncId, &str),
     opts: &Options,
-) -> Result<Option<Listing>, JitError> {
+) -> Result<Option<listing::BodyListing>, JitError> {
+    let module = &mut *parts.module;
     module.define_function(func_id, ctx).map_err(|e| match e {
         cranelift_module::ModuleError::Compilation(cranelift::codegen::CodegenError::Verifier(
             errors,
@@ -418,13 +422,28 @@ fn define(
         )),
         other => module_error(other),
     })?;
-    let listing = opts.listing.then(|| Listing {
-        clif: ctx.func.display().to_string(),
-        asm: ctx
-            .compiled_code()
-            .and_then(|c| c.vcode.clone())
-            .unwrap_or_default(),
-    });
+    let listing = match (opts.listing, ctx.compiled_code()) {
+        (true, Some(code)) => {
+            let funcs: HashMap<FuncId, &'static str> = parts
+                .helper_ids
+                .iter()
+                .map(|(h, id)| (*id, h.symbol()))
+                .collect();
+            let names = Names {
+                sites: parts.sites,
+                consts: parts
+                    .tables
+                    .consts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| (&**c as *const abi::Boxed as i64, k))
+                    .collect(),
+                funcs: &funcs,
+            };
+            Some(listing::body(name, &ctx.func, code, &names))
+        }
+        _ => None,
+    };
     module.clear_context(ctx);
     module.finalize_definitions().map_err(module_error)?;
     Ok(listing)
@@ -453,17 +472,25 @@ fn lower_or_interpret(
 /// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
 /// (the first failing param decides).
 fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) -> Lowering<()> {
+    l.expr = i;
+    l.enter(p.span);
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
     let v = lower_or_interpret(l, p, i, fallback)?;
     l.tables.param_classes[i] = Some(v.class);
-    let buf =
-        l.b.ins()
-            .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
-    // Stored as held (a bool's upper bytes are stale: readers mask them).
-    l.b.ins()
-        .store(MemFlagsData::trusted(), v.v, buf, (i * 16) as i32);
+    l.noted(
+        NoteKind::Param,
+        format!("stores param {i} in the param buffer"),
+        |l| {
+            let buf =
+                l.b.ins()
+                    .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
+            // Stored as held (a bool's upper bytes are stale: readers mask them).
+            l.b.ins()
+                .store(MemFlagsData::trusted(), v.v, buf, (i * 16) as i32);
+        },
+    );
     let ty = l.cl_type(v.class);
     let var = l.b.declare_var(ty);
     l.b.def_var(var, v.v);
@@ -482,14 +509,20 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     // Every failure of the param has been emitted.
     l.b.seal_block(handler);
     l.b.switch_to_block(handler);
-    let flags = MemFlagsData::trusted();
-    l.b.ins()
-        .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
-    let idx = l.b.ins().iconst(types::I64, i as i64);
-    l.b.ins()
-        .store(flags, idx, l.ctx, offset_of!(Ctx, failed) as i32);
-    let code = l.b.ins().iconst(types::I32, i64::from(RET_PARAM_FAILED));
-    l.b.ins().return_(&[code]);
+    l.noted(
+        NoteKind::Param,
+        format!("param {i} failed: returns its error"),
+        |l| {
+            let flags = MemFlagsData::trusted();
+            l.b.ins()
+                .store(flags, err, l.ctx, offset_of!(Ctx, error) as i32);
+            let idx = l.b.ins().iconst(types::I64, i as i64);
+            l.b.ins()
+                .store(flags, idx, l.ctx, offset_of!(Ctx, failed) as i32);
+            let code = l.b.ins().iconst(types::I32, i64::from(RET_PARAM_FAILED));
+            l.b.ins().return_(&[code]);
+        },
+    );
 
     // Only the success path above reaches `cont`.
     l.b.seal_block(cont);
@@ -502,6 +535,8 @@ fn lower_result(l: &mut Lower<'_, '_>, unit: &Unit<'_>, fallback: Option<&str>) 
     let handler = l.b.create_block();
     let err = l.b.append_block_param(handler, l.ptr);
     l.err_target = handler;
+    l.expr = unit.params.len();
+    l.enter(unit.result.span);
     let v = lower_or_interpret(l, unit.result, unit.params.len(), fallback)?;
     let flags = MemFlagsData::trusted();
     let out = offset_of!(Ctx, out) as i32;

@@ -15,6 +15,7 @@
 
 use super::abi::{Boxed, Class, Ctx, Op, OpKind, Tables};
 use super::row::{FieldKey, Needs, Slot};
+use super::sites::{self, NoteKind, Sites};
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::value::Value;
 use cranelift::codegen::ir::{self, BlockArg, FuncRef, StackSlot};
@@ -185,6 +186,10 @@ pub(crate) struct Lower<'a, 'm> {
     /// Lowering the body for rows without field errors ([`crate::cel::jit::Prepared`]'s
     /// `clean`): slot reads skip their error checks.
     pub clean: bool,
+    /// Where each instruction comes from (see `sites`).
+    pub sites: &'m mut Sites,
+    /// The expression being lowered: params by index, then the result.
+    pub expr: usize,
 }
 
 /// Flags for loads from the prepared row and the context inputs: never trapping, aligned, not
@@ -218,6 +223,13 @@ pub(crate) fn pair_flags() -> MemFlagsData {
 impl Lower<'_, '_> {
     /// Lowers an expression; its errors jump to the current error target.
     pub(crate) fn lower(&mut self, e: &TExpr) -> Lowering<Lowered> {
+        let parent = self.enter(e.span);
+        let lowered = self.lower_node(e);
+        self.set_loc(parent);
+        lowered
+    }
+
+    fn lower_node(&mut self, e: &TExpr) -> Lowering<Lowered> {
         match &e.kind {
             TExprKind::Const(v) => self.lower_const(v, e),
             TExprKind::Var(var) => self.lower_var(*var, e),
@@ -278,8 +290,12 @@ impl Lower<'_, '_> {
     pub(crate) fn boxed_const(&mut self, v: Value) -> ir::Value {
         let boxed = Box::new(Boxed::new(v));
         let addr = &*boxed as *const Boxed as i64;
+        let k = self.tables.consts.len();
         self.tables.consts.push(boxed);
-        self.b.ins().iconst(self.ptr, addr)
+        let ptr = self.ptr;
+        self.noted(NoteKind::Constant, format!("constant #{k}"), |l| {
+            l.b.ins().iconst(ptr, addr)
+        })
     }
 
     fn lower_var(&mut self, var: Var, e: &TExpr) -> Lowering<Lowered> {
@@ -288,7 +304,10 @@ impl Lower<'_, '_> {
             (Mode::Decision, Var::Resource) => {
                 let row = self.row_ptr()?;
                 let offset = self.slot_offset(FieldKey::Resource) + offset_of!(Slot, boxed) as i32;
-                let v = self.b.ins().load(self.ptr, row_flags(), row, offset);
+                let ptr = self.ptr;
+                let v = self.noted(NoteKind::RowLoad, "resource", |l| {
+                    l.b.ins().load(ptr, row_flags(), row, offset)
+                });
                 Ok(Lowered {
                     v,
                     class: Class::Boxed,
@@ -342,7 +361,11 @@ impl Lower<'_, '_> {
                 f
             }
         };
-        let inst = self.b.ins().call(f, args);
+        let text = match self.current_note() {
+            Some(n) if n.kind == NoteKind::HelperCall => format!("{}: {}", h.symbol(), n.text),
+            _ => format!("{}: {}", h.symbol(), sites::helper_text(h)),
+        };
+        let inst = self.noted(NoteKind::HelperCall, text, |l| l.b.ins().call(f, args));
         self.b.inst_results(inst).first().copied()
     }
 
@@ -350,9 +373,11 @@ impl Lower<'_, '_> {
     pub(crate) fn fail_if(&mut self, err: ir::Value) {
         let cont = self.b.create_block();
         let target = self.err_target;
-        self.b
-            .ins()
-            .brif(err, target, &[BlockArg::from(err)], cont, &[]);
+        let text = self.error_branch_text();
+        self.noted(NoteKind::ErrorBranch, text, |l| {
+            l.b.ins()
+                .brif(err, target, &[BlockArg::from(err)], cont, &[])
+        });
         // The branch just emitted is the only predecessor of `cont`.
         self.b.seal_block(cont);
         self.b.switch_to_block(cont);
@@ -429,11 +454,18 @@ impl Lower<'_, '_> {
         ptrs: &[ir::Value],
     ) -> Lowered {
         let idx = self.tables.ops.len();
+        let what = sites::op_text(&kind);
         self.tables.ops.push(Op {
             kind,
             class,
             n_args: ptrs.len(),
         });
+        self.noted(NoteKind::HelperCall, what, |l| {
+            l.generic_call(idx, class, ptrs)
+        })
+    }
+
+    fn generic_call(&mut self, idx: usize, class: Class, ptrs: &[ir::Value]) -> Lowered {
         let size = (ptrs.len().max(1) * 8) as u32;
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
@@ -463,11 +495,24 @@ impl Lower<'_, '_> {
         b: Option<Lowered>,
     ) -> ir::Value {
         let idx = self.tables.ops.len();
+        let what = sites::op_text(&kind);
         self.tables.ops.push(Op {
             kind,
             class,
             n_args: 0,
         });
+        self.noted(NoteKind::HelperCall, what, |l| {
+            l.scalar_call(idx, class, a, b)
+        })
+    }
+
+    fn scalar_call(
+        &mut self,
+        idx: usize,
+        class: Class,
+        a: Lowered,
+        b: Option<Lowered>,
+    ) -> ir::Value {
         let (alo, ahi) = self.split(a);
         let (blo, bhi) = match b {
             Some(b) => self.split(b),

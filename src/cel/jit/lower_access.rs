@@ -12,6 +12,7 @@ use super::abi::{Class, OpKind};
 use super::lower::{Lower, Lowered, Lowering, Mode, Origin, Unsupported, pair_flags, row_flags};
 use super::lower_ops::placeholder;
 use super::row::{FieldKey, SLOT_SIZE, Slot};
+use super::sites::{self, NoteKind};
 use crate::cel::host::{FieldType, condition_field, resource_field};
 use crate::cel::typed::{Builtin, TExpr, TExprKind};
 use crate::cel::value::Value;
@@ -72,21 +73,24 @@ impl Lower<'_, '_> {
     ) -> Lowering<ir::Value> {
         let row = self.row_ptr()?;
         let base = self.slot_offset(key);
+        let name = sites::field_text(key, self.needs);
         if !self.clean {
-            let err = self.b.ins().load(
-                self.ptr,
-                row_flags(),
-                row,
-                base + offset_of!(Slot, err) as i32,
-            );
-            self.fail_if(err);
+            let ptr = self.ptr;
+            self.noted(NoteKind::RowError, name.clone(), |l| {
+                let err =
+                    l.b.ins()
+                        .load(ptr, row_flags(), row, base + offset_of!(Slot, err) as i32);
+                l.fail_if(err);
+            });
         }
         let flags = if ty == types::I128 {
             pair_flags()
         } else {
             row_flags()
         };
-        Ok(self.b.ins().load(ty, flags, row, base + field as i32))
+        Ok(self.noted(NoteKind::RowLoad, name, |l| {
+            l.b.ins().load(ty, flags, row, base + field as i32)
+        }))
     }
 
     pub(crate) fn lower_has(&mut self, target: &TExpr, field: &str) -> Lowering<Lowered> {

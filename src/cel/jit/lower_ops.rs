@@ -9,6 +9,7 @@
 use super::abi::{Class, OpKind};
 use super::lower::{Helper, Lower, Lowered, Lowering, Mode, Origin, bytes_flags, row_flags};
 use super::row::Slot;
+use super::sites::{self, NoteKind};
 use crate::cel::ast::BinaryOp;
 use crate::cel::time::OFFSET_BITS;
 use crate::cel::typed::{TExpr, TExprKind, Var};
@@ -222,9 +223,16 @@ impl Lower<'_, '_> {
         if let Origin::Str(key) = l.origin {
             let row = self.row_ptr()?;
             let base = self.slot_offset(key) + offset_of!(Slot, w) as i32;
-            let len = self.b.ins().load(types::I64, row_flags(), row, base);
-            let prefix = self.b.ins().load(types::I64, row_flags(), row, base + 8);
-            return Ok((len, Some(prefix)));
+            let name = sites::field_text(key, self.needs);
+            return Ok(self.noted(
+                NoteKind::RowLoad,
+                format!("{name} (length, first 8 bytes)"),
+                |l| {
+                    let len = l.b.ins().load(types::I64, row_flags(), row, base);
+                    let prefix = l.b.ins().load(types::I64, row_flags(), row, base + 8);
+                    (len, Some(prefix))
+                },
+            ));
         }
         Ok((self.b.ins().load(types::I64, bytes_flags(), l.v, 8), None))
     }

@@ -15,15 +15,19 @@
 mod abi;
 mod arena;
 mod compile;
+mod listing;
 mod lower;
 mod lower_access;
 mod lower_macro;
 mod lower_ops;
 mod row;
+mod sites;
 
 pub use abi::Scratch;
-pub use compile::{Listing, Nativeness, Options};
+pub use compile::{Cpu, Nativeness, Options};
+pub use listing::{BodyListing, Line, Listing, Role};
 pub use row::Prepared;
+pub use sites::{Note, NoteKind, Site};
 
 use crate::cel::host::Resource;
 use crate::cel::interp::Activation;
