@@ -183,10 +183,7 @@ fn the_summary_says_which_param_runs_in_the_interpreter_and_why() {
         .lines()
         .find(|l| l.contains("\"too_large\""))
         .unwrap_or_else(|| panic!("{summary}"));
-    assert!(
-        line.contains("interpreter: too large to compile"),
-        "{line}"
-    );
+    assert!(line.contains("interpreter: too large to compile"), "{line}");
     // Every other stage is headed by the same table.
     let asm = print(&program, Stage::Asm, baseline());
     assert!(asm.starts_with(&summary), "{asm}");
@@ -239,7 +236,9 @@ fn code_lines(dom: &str, name: &str) -> Vec<(String, u32, u32, bool)> {
         .find(&format!("id=\"stage-{name}\""))
         .unwrap_or_else(|| panic!("no stage {name} in the DOM"));
     let rest = &dom[start..];
-    let end = rest[1..].find("class=\"stage\"").map_or(rest.len(), |e| e + 1);
+    let end = rest[1..]
+        .find("class=\"stage\"")
+        .map_or(rest.len(), |e| e + 1);
     let attr = |tag: &str, key: &str| {
         let at = tag.find(&format!("{key}=\""))? + key.len() + 2;
         Some(tag[at..].split('"').next()?.to_string())
@@ -268,30 +267,38 @@ fn the_html_page_highlights_a_spans_instructions_in_headless_chromium() {
     ir::write_html(&program, None, Stage::Asm, baseline(), &mut page).expect("writes the page");
     let page_text = String::from_utf8(page).expect("utf-8");
     assert!(
-        !page_text.contains("http://") && !page_text.contains("https://") && !page_text.contains(" src="),
+        !page_text.contains("http://")
+            && !page_text.contains("https://")
+            && !page_text.contains(" src="),
         "the page refers to something outside itself"
     );
     let path = dir.join("default.html");
     std::fs::write(&path, &page_text).expect("writes the page");
 
     // `generation_mismatch` is params[4]: `resource.generation > condition("Reconciled")…`;
-    // click the span of `resource.generation` (bytes 0..19).
+    // click the span of `condition("Reconciled").observed_generation` (bytes 22..65).
     let source = &program.params[4].source;
-    assert!(source.starts_with("resource.generation "), "{source}");
+    assert_eq!(
+        &source[22..65],
+        "condition(\"Reconciled\").observed_generation"
+    );
     let profile = dir.join("profile");
-    let dom = headless(&path, "stage=asm&click=4:0:19", &["--dump-dom"], &profile);
+    let dom = headless(&path, "stage=asm&click=4:22:65", &["--dump-dom"], &profile);
     assert!(!dom.contains("data-error"), "the page reported an error");
     let lines = code_lines(&dom, "asm");
     assert!(!lines.is_empty(), "no asm lines in the DOM");
     let expected: Vec<bool> = lines
         .iter()
-        .map(|(e, a, b, _)| e == "4" && *a >= 0 && *b <= 19)
+        .map(|(e, a, b, _)| e == "4" && *a >= 22 && *b <= 65)
         .collect();
     let got: Vec<bool> = lines.iter().map(|l| l.3).collect();
-    assert!(expected.iter().any(|x| *x), "no asm line comes from the span");
+    assert!(
+        expected.iter().any(|x| *x),
+        "no asm line comes from the span"
+    );
     assert_eq!(got, expected, "highlighted lines differ from the span's");
     assert!(
-        dom.contains("class=\"s sel\" data-e=\"4\" data-a=\"0\" data-b=\"19\""),
+        dom.contains("class=\"s sel\" data-e=\"4\" data-a=\"22\" data-b=\"65\""),
         "the clicked span is not marked"
     );
 
@@ -312,7 +319,7 @@ fn the_html_page_highlights_a_spans_instructions_in_headless_chromium() {
     let _ = std::fs::remove_file(&shot);
     headless(
         &path,
-        "stage=asm&click=4:0:19",
+        "stage=asm&click=4:22:65",
         &[&format!("--screenshot={}", shot.display())],
         &profile,
     );

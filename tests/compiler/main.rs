@@ -1,6 +1,8 @@
 //! The compiler's tests, one binary: everything that runs CEL text through `parse`, `check` and
 //! the engines without a daemon around it.
 //!
+//! - [`ir`]: `sentinel ir`'s annotated stages against tests/data/ir/*.out, and its HTML page in
+//!   headless Chromium.
 //! - [`golden`]: tests/data/{parse,check}/*.cel against their `.out` files (`UPDATE_EXPECT=1`
 //!   rewrites them).
 //! - [`conformance`]: the cel-spec conformance files read from ../shared/cel-conformance.
@@ -21,5 +23,6 @@ mod conformance;
 mod decisions;
 mod eval_tables;
 mod golden;
+mod ir;
 mod known_list;
 mod scenarios;

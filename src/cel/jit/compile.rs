@@ -429,7 +429,7 @@ fn define(
                 .iter()
                 .map(|(h, id)| (*id, h.symbol()))
                 .collect();
-            let names = Names {
+            let mut names = Names {
                 sites: parts.sites,
                 consts: parts
                     .tables
@@ -440,7 +440,7 @@ fn define(
                     .collect(),
                 funcs: &funcs,
             };
-            Some(listing::body(name, &ctx.func, code, &names))
+            Some(listing::body(name, &ctx.func, code, &mut names))
         }
         _ => None,
     };

@@ -11,8 +11,8 @@
 //! Invariant: a line without a site is frame set-up or tear-down (the prologue, the epilogue,
 //! the IR's preamble of declarations) or constant data, never code lowered from the rules.
 
-use super::sites::{Site, Sites};
-use cranelift::codegen::ir::{self, ExternalName, Function, Inst, InstructionData, Opcode};
+use super::sites::{NoteKind, Site, Sites};
+use cranelift::codegen::ir::{self, ExternalName, Function, Inst, InstructionData};
 use cranelift::codegen::{Final, FinalizedRelocTarget, MachSrcLoc};
 use cranelift_module::FuncId;
 use std::collections::HashMap;
@@ -72,7 +72,7 @@ pub struct Listing {
 
 /// What the listing of one body needs to name things.
 pub(crate) struct Names<'a> {
-    pub sites: &'a Sites,
+    pub sites: &'a mut Sites,
     /// Addresses of boxed constants, by their index.
     pub consts: HashMap<i64, usize>,
     /// The symbol of every declared function.
@@ -84,7 +84,7 @@ pub(crate) fn body(
     name: &str,
     func: &Function,
     code: &cranelift::codegen::CompiledCode,
-    names: &Names<'_>,
+    names: &mut Names<'_>,
 ) -> BodyListing {
     BodyListing {
         name: name.to_string(),
@@ -99,13 +99,18 @@ pub(crate) fn body(
 /// without a location (an `sshr` of a wider type, a constant materialized in a new block): such
 /// an instruction takes the site of the first instruction that uses its result, else of the
 /// next instruction of its block with one.
-fn inst_sites(func: &Function, names: &Names<'_>) -> HashMap<Inst, usize> {
+fn inst_sites(func: &Function, names: &mut Names<'_>) -> HashMap<Inst, usize> {
     let mut sites: HashMap<Inst, usize> = HashMap::new();
     let mut users: HashMap<ir::Value, Inst> = HashMap::new();
+    // Noted instructions by what they compute: the optimizer's copies are equal to them.
+    let mut noted: HashMap<InstructionData, usize> = HashMap::new();
     for block in func.layout.blocks() {
         for inst in func.layout.block_insts(block) {
             if let Some(s) = names.sites.index(func.srcloc(inst)) {
                 sites.insert(inst, s);
+                if names.sites.all()[s].note.is_some() {
+                    noted.entry(func.dfg.insts[inst]).or_insert(s);
+                }
             }
             for arg in func.dfg.inst_values(inst) {
                 users.entry(arg).or_insert(inst);
@@ -131,7 +136,12 @@ fn inst_sites(func: &Function, names: &Names<'_>) -> HashMap<Inst, usize> {
                 .filter(|(b, _)| Some(*b) == block)
                 .map(|(_, s)| s);
             if let Some(s) = by_user.or(by_next) {
-                sites.insert(inst, names.sites.plain(s));
+                let plain = names.sites.plain(s);
+                let s = match noted.get(&func.dfg.insts[inst]) {
+                    Some(n) => names.sites.renoted(plain, *n),
+                    None => plain,
+                };
+                sites.insert(inst, s);
             }
         }
         if let (Some(b), Some(s)) = (block, sites.get(&inst)) {
@@ -141,7 +151,7 @@ fn inst_sites(func: &Function, names: &Names<'_>) -> HashMap<Inst, usize> {
     sites
 }
 
-fn clif(func: &Function, names: &Names<'_>) -> Vec<Line> {
+fn clif(func: &Function, names: &mut Names<'_>) -> Vec<Line> {
     let sites = inst_sites(func, names);
     let mut lines = Vec::new();
     // The declarations the IR printer writes before the first block.
@@ -177,13 +187,13 @@ fn clif(func: &Function, names: &Names<'_>) -> Vec<Line> {
         });
         for inst in func.layout.block_insts(block) {
             let mut text = format!("    {}", func.dfg.display_inst(inst));
-            if let InstructionData::UnaryImm {
-                opcode: Opcode::Iconst,
-                imm,
-            } = func.dfg.insts[inst]
-                && let Some(k) = names.consts.get(&imm.bits())
-            {
-                text = text.replace(&imm.to_string(), &format!("<constant #{k}>"));
+            // A constant's address shows where the instruction loads it and where the printer
+            // spells out an argument's value.
+            for (addr, k) in &names.consts {
+                let shown = ir::immediates::Imm64::new(*addr).to_string();
+                if text.contains(&shown) {
+                    text = text.replace(&shown, &format!("<constant #{k}>"));
+                }
             }
             let comment = match func.dfg.insts[inst] {
                 InstructionData::Call { func_ref, .. } => {
@@ -231,7 +241,11 @@ fn callee(func: &Function, name: &ExternalName, names: &Names<'_>) -> Option<Str
     }
 }
 
-fn asm(func: &Function, code: &cranelift::codegen::CompiledCode, names: &Names<'_>) -> Vec<Line> {
+fn asm(
+    func: &Function,
+    code: &cranelift::codegen::CompiledCode,
+    names: &mut Names<'_>,
+) -> Vec<Line> {
     use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Mnemonic, OpKind};
     let bytes = code.code_buffer();
     let locs: &[MachSrcLoc<Final>] = code.buffer.get_srclocs_sorted();
@@ -297,6 +311,7 @@ fn asm(func: &Function, code: &cranelift::codegen::CompiledCode, names: &Names<'
         }
     }
     attribute_gaps(&mut lines, names.sites);
+    name_copied_loads(&mut lines, names.sites);
     let rest = bytes.len() - decoder.position();
     if rest > 0 {
         let mut data = String::new();
@@ -317,7 +332,7 @@ fn asm(func: &Function, code: &cranelift::codegen::CompiledCode, names: &Names<'
 /// epilogue (a run ending in `ret`) stay without. Any other run (register moves and reloads
 /// the allocator placed between instructions, expansions of optimizer rewrites) takes the site
 /// of the located instruction after it, or before it when the run ends in a jump.
-fn attribute_gaps(lines: &mut [Line], sites: &Sites) {
+fn attribute_gaps(lines: &mut [Line], sites: &mut Sites) {
     let Some(first) = lines.iter().position(|l| l.site.is_some()) else {
         return;
     };
@@ -345,5 +360,38 @@ fn attribute_gaps(lines: &mut [Line], sites: &Sites) {
             }
         }
         i = end;
+    }
+}
+
+/// A row load the optimizer copied into another param's code has no location of its own: it
+/// takes the note of a located load of the same operand (`0xa0(%r13)`).
+fn name_copied_loads(lines: &mut [Line], sites: &mut Sites) {
+    let operand = |text: &str| {
+        let open = text.find("(%")?;
+        let start = text[..open].rfind([' ', ',']).map_or(0, |i| i + 1);
+        let end = open + text[open..].find(')')? + 1;
+        let op = &text[start..end];
+        // The stack is never the row.
+        (!op.contains("%rsp") && !op.contains("%rbp")).then(|| op.to_string())
+    };
+    let mut loads: HashMap<String, usize> = HashMap::new();
+    for line in lines.iter() {
+        let Some(s) = line.site else { continue };
+        let is_load = sites.all()[s]
+            .note
+            .as_ref()
+            .is_some_and(|n| matches!(n.kind, NoteKind::RowLoad | NoteKind::RowError));
+        if let (true, Some(op)) = (is_load, operand(&line.text)) {
+            loads.entry(op).or_insert(s);
+        }
+    }
+    for line in lines.iter_mut() {
+        let Some(s) = line.site else { continue };
+        if sites.all()[s].note.is_some() {
+            continue;
+        }
+        if let Some(n) = operand(&line.text).and_then(|op| loads.get(&op)) {
+            line.site = Some(sites.renoted(s, *n));
+        }
     }
 }

@@ -96,6 +96,20 @@ impl Sites {
             .unwrap_or(i)
     }
 
+    /// The site of node `at` with the note of site `noted` (a copy the optimizer made of a
+    /// noted instruction, placed in another node's code).
+    pub(crate) fn renoted(&mut self, at: usize, noted: usize) -> usize {
+        let (Some(a), Some(n)) = (self.sites.get(at), self.sites.get(noted)) else {
+            return at;
+        };
+        let site = Site {
+            expr: a.expr,
+            span: a.span,
+            note: n.note.clone(),
+        };
+        self.loc(site).bits() as usize
+    }
+
     /// Every site, by index.
     pub fn all(&self) -> &[Site] {
         &self.sites
