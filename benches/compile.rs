@@ -14,6 +14,7 @@ fn compile(c: &mut Criterion) {
     let opts = Options {
         verify: false,
         listing: false,
+        ..Options::default()
     };
     let mut group = c.benchmark_group("compile");
     group.bench_function("front_end", |b| {
