@@ -11,6 +11,7 @@
 //! extension, `traceparent` (set only when tracing is on), follows `data`: extensions come after
 //! `data`, sorted by name; without one the bytes are exactly the untraced ones.
 
+use super::textfmt::hex_into;
 use crate::rules::message_data::DataJson;
 #[cfg(test)]
 use crate::rules::message_data::encode::write_json as write_value;
@@ -126,14 +127,6 @@ impl TraceParent {
         hex_into(out, &self.span_id);
         out.push(b'-');
         hex_into(out, &[self.flags]);
-    }
-}
-
-fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for b in bytes {
-        out.push(HEX[usize::from(b >> 4)]);
-        out.push(HEX[usize::from(b & 0xf)]);
     }
 }
 

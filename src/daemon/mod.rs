@@ -10,7 +10,9 @@ pub mod logging;
 pub mod metrics;
 pub mod query;
 pub mod runtime;
+pub mod spans;
 pub mod telemetry;
+pub mod textfmt;
 
 /// The crate version: `--version`, the User-Agent, the `build_info` metric, the log lines and
 /// the telemetry resource.

@@ -15,7 +15,8 @@ use super::config::Config;
 use super::event::Event;
 use super::health::HealthState;
 use super::metrics::Metrics;
-use super::telemetry::{self, Tracing};
+use super::spans::{CycleSpans, Destination, ResourceSpan};
+use super::telemetry;
 use crate::cel::time::Timestamp;
 #[cfg(test)]
 use crate::resource::SharedText;
@@ -23,7 +24,6 @@ use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
 use crate::rules::Rules;
 use crate::rules::decision::Scratch;
 use opentelemetry::{Context, KeyValue};
-use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -82,10 +82,11 @@ pub struct Outgoing {
     spans: Option<Spans>,
 }
 
-/// The spans of one published resource.
+/// The spans of one published resource, and what its evaluate span records when it ends.
 struct Spans {
-    evaluate: Context,
-    publish: Context,
+    evaluate: ResourceSpan,
+    publish: ResourceSpan,
+    reason: Arc<str>,
 }
 
 impl Outbound for Outgoing {
@@ -290,17 +291,25 @@ impl Daemon {
         let Some(poll) = poll else {
             return self.cycle_in(now, shutdown, None).await;
         };
-        let traced = Traced {
-            tracing,
-            poll: poll.clone(),
-            topic: self.topic.clone(),
-            publish_name: Cow::Owned(format!("{} publish", self.topic)),
+        let to = Destination {
+            resource_type,
+            topic: &self.topic,
             messaging_system: self.publisher.messaging_system(),
         };
+        let Some(spans) = tracing.cycle_spans(&poll, &to) else {
+            telemetry::end(&poll);
+            return self.cycle_in(now, shutdown, None).await;
+        };
+        let mut traced = Traced {
+            poll: poll.clone(),
+            spans,
+        };
         let report = self
-            .cycle_in(now, shutdown, Some(&traced))
+            .cycle_in(now, shutdown, Some(&mut traced))
             .with_context(poll.clone())
             .await;
+        // The resource spans' last lines go out before the poll span ends.
+        drop(traced);
         telemetry::end(&poll);
         report
     }
@@ -309,7 +318,7 @@ impl Daemon {
         &mut self,
         now: Timestamp,
         shutdown: &mut watch::Receiver<bool>,
-        traced: Option<&Traced>,
+        mut traced: Option<&mut Traced>,
     ) -> CycleReport {
         let started = Instant::now();
         let mut report = CycleReport::default();
@@ -347,7 +356,7 @@ impl Daemon {
                 None => break,
                 Some(Ok(page)) => page,
                 Some(Err(e)) => {
-                    if let Some(t) = traced {
+                    if let Some(t) = &traced {
                         telemetry::fail(&t.poll, "fetch resources failed");
                     }
                     self.fetch_failed(&e);
@@ -357,7 +366,7 @@ impl Daemon {
             outgoing.clear();
             for resource in page.items {
                 report.total += 1;
-                match self.step(Arc::new(resource), now, &mut scratch, traced) {
+                match self.step(Arc::new(resource), now, &mut scratch, traced.as_deref_mut()) {
                     Step::Ignored => {}
                     Step::Skipped => report.skipped += 1,
                     Step::Publish(out) => {
@@ -366,7 +375,13 @@ impl Daemon {
                     }
                 }
             }
-            if !self.publish_or_stop(&outgoing, &mut report, shutdown).await {
+            let published = self
+                .publish_or_stop(&outgoing, &mut report, shutdown, traced.as_deref_mut())
+                .await;
+            if let Some(t) = traced.as_deref_mut() {
+                t.spans.flush();
+            }
+            if !published {
                 return report;
             }
         }
@@ -386,53 +401,61 @@ impl Daemon {
         resource: Arc<Resource>,
         now: Timestamp,
         scratch: &mut Scratch,
-        traced: Option<&Traced>,
+        mut traced: Option<&mut Traced>,
     ) -> Step {
         let id = resource.id().map_or("", |t| t.as_str());
-        let evaluate = traced.and_then(|t| t.evaluate(&self.resource_type, id));
+        let evaluate = traced.as_deref().map(|t| t.spans.start());
         // The evaluate span is current for this resource's log lines (no await inside).
-        let _current = evaluate.clone().map(Context::attach);
+        let _current = traced
+            .as_deref()
+            .zip(evaluate.as_ref())
+            .map(|(t, span)| t.spans.enter(span));
+        let mut end = |reason: Option<&str>| {
+            if let (Some(t), Some(span)) = (traced.as_deref_mut(), &evaluate) {
+                t.spans.end_evaluate(span, id, reason);
+            }
+        };
         if let Err(e) = resource.id() {
             // Not an object, or an id that is not a string: Go fails the whole page on it.
             warn!(subset = %self.resource_type, error = %e.message,
                 "Skipping resource that could not be decoded");
             self.metrics.skipped(UNDECODABLE_REASON);
-            if let Some(evaluate) = &evaluate {
-                Traced::decided(evaluate, UNDECODABLE_REASON);
-            }
+            end(Some(UNDECODABLE_REASON));
             return Step::Skipped;
         }
         if id.is_empty() {
             // As in Go: counted in the total only, neither skipped nor in a metric.
             let kind = resource.kind().map_or("", |t| t.as_str());
             warn!(subset = %self.resource_type, topic = %self.topic, "Skipping resource with empty ID kind={kind}");
+            end(None);
             return Step::Ignored;
         }
         if let Some(bytes) = resource.too_large() {
             warn!(subset = %self.resource_type, bytes, limit = MAX_RESOURCE_BYTES,
                 "Skipping resource larger than the limit resource_id={id}");
             self.metrics.skipped(TOO_LARGE_REASON);
-            if let Some(evaluate) = &evaluate {
-                Traced::decided(evaluate, TOO_LARGE_REASON);
-            }
+            end(Some(TOO_LARGE_REASON));
             return Step::Skipped;
         }
         let decision = self.rules.decision.decide(&resource, now, scratch);
-        let reason = decision.reason.text();
-        if let Some(evaluate) = &evaluate {
-            Traced::decided(evaluate, &reason);
-        }
         if !decision.publish {
+            let reason = decision.reason.text();
             self.metrics.skipped(&reason);
             debug!(decision_reason = %reason, subset = %self.resource_type, "Skipped resource resource_id={id}");
+            end(Some(&reason));
             return Step::Skipped;
         }
-        let mut event = self.event(&resource, decision.reason.shared_text());
+        let reason = decision.reason.shared_text();
+        let mut event = self.event(&resource, reason.clone());
         let spans = match (traced, evaluate) {
             (Some(t), Some(evaluate)) => {
-                let publish = t.publish(&evaluate, &event);
-                event.traceparent = telemetry::traceparent(&publish);
-                Some(Spans { evaluate, publish })
+                let publish = t.spans.start();
+                event.traceparent = Some(t.spans.traceparent(&publish));
+                Some(Spans {
+                    evaluate,
+                    publish,
+                    reason,
+                })
             }
             _ => None,
         };
@@ -458,9 +481,10 @@ impl Daemon {
         outgoing: &[Outgoing],
         report: &mut CycleReport,
         shutdown: &mut watch::Receiver<bool>,
+        traced: Option<&mut Traced>,
     ) -> bool {
         let resource_type = self.resource_type.clone();
-        let publishing = self.publish(outgoing, report);
+        let publishing = self.publish(outgoing, report, traced);
         tokio::pin!(publishing);
         tokio::select! {
             biased;
@@ -477,7 +501,12 @@ impl Daemon {
         }
     }
 
-    async fn publish(&mut self, outgoing: &[Outgoing], report: &mut CycleReport) {
+    async fn publish(
+        &mut self,
+        outgoing: &[Outgoing],
+        report: &mut CycleReport,
+        mut traced: Option<&mut Traced>,
+    ) {
         if outgoing.is_empty() {
             return;
         }
@@ -485,14 +514,16 @@ impl Daemon {
         for (out, result) in outgoing.iter().zip(results) {
             let id = &out.key;
             // The result's log line is written under the resource's evaluate span, as in Go.
-            let _current = out.spans.as_ref().map(|s| s.evaluate.clone().attach());
-            if let Some(spans) = &out.spans {
-                if result.is_err() {
-                    telemetry::fail(&spans.publish, "publish failed");
+            let _current = match (traced.as_deref_mut(), &out.spans) {
+                (Some(t), Some(spans)) => {
+                    let spans_of = &mut t.spans;
+                    let publish = &spans.publish;
+                    spans_of.end_publish(publish, &spans.evaluate, out.event.id, result.is_err());
+                    spans_of.end_evaluate(&spans.evaluate, id.as_str(), Some(&spans.reason));
+                    Some(spans_of.enter(&spans.evaluate))
                 }
-                telemetry::end(&spans.publish);
-                telemetry::end(&spans.evaluate);
-            }
+                _ => None,
+            };
             match result {
                 Ok(()) => {
                     self.metrics.published("message decision matched");
@@ -528,50 +559,10 @@ impl Daemon {
     }
 }
 
-/// What a traced cycle starts its spans with.
+/// A traced cycle: its poll span and its resources' spans.
 struct Traced {
-    tracing: Tracing,
     poll: Context,
-    topic: String,
-    publish_name: Cow<'static, str>,
-    messaging_system: &'static str,
-}
-
-impl Traced {
-    /// The `sentinel.evaluate` span of resource `id`, child of the poll span.
-    fn evaluate(&self, resource_type: &str, id: &str) -> Option<Context> {
-        self.tracing
-            .start("sentinel.evaluate", Some(&self.poll), || {
-                vec![
-                    KeyValue::new("hyperfleet.resource_type", resource_type.to_string()),
-                    KeyValue::new("hyperfleet.resource_id", id.to_string()),
-                ]
-            })
-    }
-
-    /// Records the decision on the evaluate span (a skipped resource's span ends when its
-    /// context is dropped, at the end of the resource's iteration).
-    fn decided(eval: &Context, reason: &str) {
-        use opentelemetry::trace::TraceContextExt as _;
-        eval.span().set_attribute(KeyValue::new(
-            "hyperfleet.decision_reason",
-            reason.to_string(),
-        ));
-    }
-
-    /// The `<topic> publish` span of `event`, child of its evaluate span.
-    fn publish(&self, eval: &Context, event: &Event) -> Context {
-        self.tracing
-            .start(self.publish_name.clone(), Some(eval), || {
-                vec![
-                    KeyValue::new("messaging.system", self.messaging_system),
-                    KeyValue::new("messaging.operation.type", "publish"),
-                    KeyValue::new("messaging.destination.name", self.topic.clone()),
-                    KeyValue::new("messaging.message.id", event.id.to_string()),
-                ]
-            })
-            .unwrap_or_else(|| eval.clone())
-    }
+    spans: CycleSpans,
 }
 
 /// Resolves once the shutdown flag is true (at once if it already is); never resolves when the

@@ -20,11 +20,15 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::{
     BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
+    SpanProcessor as _,
 };
 use std::borrow::Cow;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+pub use super::spans::{CycleSpans, Destination, JsonLinesExporter};
+use super::spans::{SharedProcessor, Sink, SinkParts};
 
 mod batch;
 pub use batch::{BatchSettings, MAX_QUEUE_SIZE};
@@ -279,7 +283,11 @@ pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, Teleme
         })
     };
     Ok(match settings.exporter {
-        ExporterKind::Stdout => with_exporter(JsonLinesExporter::stdout(), settings, version),
+        ExporterKind::Stdout => {
+            let exporter = JsonLinesExporter::stdout();
+            let out = exporter.shared();
+            provider(exporter, settings, version, Some(out))
+        }
         ExporterKind::OtlpGrpc => {
             let exporter = built(
                 opentelemetry_otlp::SpanExporter::builder()
@@ -307,6 +315,18 @@ pub fn with_exporter<E: SpanExporter + 'static>(
     settings: &TraceSettings,
     version: &str,
 ) -> Telemetry {
+    provider(exporter, settings, version, None)
+}
+
+/// The provider: the SDK's spans through the batch processor to `exporter`; the per-resource
+/// spans straight to `json_lines` when it is the stdout exporter's writer, else as `SpanData`
+/// into the same processor (see `spans`).
+fn provider<E: SpanExporter + 'static>(
+    mut exporter: E,
+    settings: &TraceSettings,
+    version: &str,
+    json_lines: Option<Arc<super::spans::JsonLinesOut>>,
+) -> Telemetry {
     let mut attributes: Vec<KeyValue> = settings
         .resource
         .iter()
@@ -318,16 +338,21 @@ pub fn with_exporter<E: SpanExporter + 'static>(
     let resource = Resource::builder_empty()
         .with_attributes(attributes)
         .build();
+    // The processor is shared with the resource spans, so it is given the resource now, before
+    // it is shared (the provider's later call on the shared handle does nothing).
+    exporter.set_resource(&resource);
+    let failing = Arc::new(AtomicBool::new(false));
     let exporter = WarnOnce {
         inner: exporter,
-        failing: std::sync::atomic::AtomicBool::new(false),
+        failing: failing.clone(),
     };
+    let mut processor = BatchSpanProcessor::builder(exporter)
+        .with_batch_config(settings.batch.config())
+        .build();
+    processor.set_resource(&resource);
+    let processor = Arc::new(processor);
     let provider = SdkTracerProvider::builder()
-        .with_span_processor(
-            BatchSpanProcessor::builder(exporter)
-                .with_batch_config(settings.batch.config())
-                .build(),
-        )
+        .with_span_processor(SharedProcessor(processor.clone()))
         .with_sampler(settings.sampler.sampler())
         .with_resource(resource)
         .build();
@@ -341,34 +366,35 @@ pub fn with_exporter<E: SpanExporter + 'static>(
             }
         })
         .collect();
+    let sink = SinkParts {
+        sink: match json_lines {
+            Some(out) => Sink::JsonLines(out),
+            None => Sink::Processor(processor),
+        },
+        scope: opentelemetry::InstrumentationScope::builder(TRACER_NAME).build(),
+        failing,
+    };
     let tracing = Tracing(Some(Arc::new(Active {
         tracer: provider.tracer(TRACER_NAME),
         propagator: TextMapCompositePropagator::new(propagators),
+        sink,
     })));
     Telemetry { provider, tracing }
 }
 
 /// An exporter that logs one WARN when exports start failing (an unreachable collector) and one
-/// INFO when they work again, instead of nothing or a line per batch.
+/// INFO when they work again, instead of nothing or a line per batch. The flag is shared with
+/// the resource spans' own writes to stdout.
 #[derive(Debug)]
 struct WarnOnce<E> {
     inner: E,
-    failing: std::sync::atomic::AtomicBool,
+    failing: Arc<AtomicBool>,
 }
 
 impl<E: SpanExporter> SpanExporter for WarnOnce<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        use std::sync::atomic::Ordering;
         let result = self.inner.export(batch).await;
-        match &result {
-            Err(e) if !self.failing.swap(true, Ordering::Relaxed) => {
-                tracing::warn!(error = %e, "Failed to export OpenTelemetry spans; spans are dropped until the exporter recovers");
-            }
-            Ok(()) if self.failing.swap(false, Ordering::Relaxed) => {
-                tracing::info!("OpenTelemetry span export recovered");
-            }
-            _ => {}
-        }
+        super::spans::warn_once(&self.failing, &result);
         result
     }
 
@@ -393,6 +419,7 @@ pub struct Tracing(Option<Arc<Active>>);
 struct Active {
     tracer: SdkTracer,
     propagator: TextMapCompositePropagator,
+    sink: SinkParts,
 }
 
 impl std::fmt::Debug for Tracing {
@@ -445,6 +472,14 @@ impl Tracing {
             .with_attributes(attributes())
             .start_with_context(&active.tracer, parent);
         Some(parent.with_span(span))
+    }
+
+    /// The per-resource spans of the cycle whose poll span `poll` holds; `None` when tracing
+    /// is off or `poll` holds no valid span.
+    pub fn cycle_spans(&self, poll: &Context, to: &Destination<'_>) -> Option<CycleSpans> {
+        let active = self.0.as_ref()?;
+        let span = poll.span();
+        CycleSpans::new(span.span_context(), &active.sink, to)
     }
 
     /// Writes the propagation headers (`traceparent`, `baggage`) of `cx` into `headers`.
@@ -564,130 +599,18 @@ pub fn traceparent(cx: &Context) -> Option<super::event::TraceParent> {
     })
 }
 
-/// The trace and span id of the current context's span, when valid (for log lines).
+/// The trace and span id of the current resource span (`CycleSpans::enter`), else of the
+/// current context's span, when valid (for log lines).
 pub fn current_ids() -> Option<([u8; 16], [u8; 8])> {
+    if let Some(ids) = super::spans::current() {
+        return Some(ids);
+    }
     Context::map_current(|cx| {
         let span = cx.span();
         let sc = span.span_context();
         sc.is_valid()
             .then(|| (sc.trace_id().to_bytes(), sc.span_id().to_bytes()))
     })
-}
-
-/// A span exporter writing one JSON object per span per line, shaped like the Go sentinel's
-/// stdout exporter (`Name`, `SpanContext`, `Parent`, `SpanKind`, `StartTime`, `EndTime`,
-/// `Attributes`, `Status`, `Resource`, `InstrumentationScope`).
-pub struct JsonLinesExporter {
-    out: Mutex<Box<dyn Write + Send>>,
-    resource: Vec<KeyValue>,
-}
-
-impl std::fmt::Debug for JsonLinesExporter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JsonLinesExporter")
-    }
-}
-
-impl JsonLinesExporter {
-    /// Writes to standard output.
-    pub fn stdout() -> JsonLinesExporter {
-        JsonLinesExporter::to_writer(Box::new(std::io::stdout()))
-    }
-
-    /// Writes to `out` (tests).
-    pub fn to_writer(out: Box<dyn Write + Send>) -> JsonLinesExporter {
-        JsonLinesExporter {
-            out: Mutex::new(out),
-            resource: Vec::new(),
-        }
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
-}
-
-fn attributes_json<'a>(kvs: impl Iterator<Item = &'a KeyValue>) -> serde_json::Value {
-    use opentelemetry::Value;
-    kvs.map(|kv| {
-        let (ty, value) = match &kv.value {
-            Value::Bool(b) => ("BOOL", serde_json::json!(b)),
-            Value::I64(i) => ("INT64", serde_json::json!(i)),
-            Value::F64(f) => ("FLOAT64", serde_json::json!(f)),
-            Value::String(s) => ("STRING", serde_json::json!(s.as_str())),
-            other => ("STRING", serde_json::json!(other.to_string())),
-        };
-        serde_json::json!({"Key": kv.key.as_str(), "Value": {"Type": ty, "Value": value}})
-    })
-    .collect()
-}
-
-/// One span as the stdout exporter writes it.
-pub fn span_json(span: &SpanData, resource: &[KeyValue]) -> serde_json::Value {
-    let sc = &span.span_context;
-    let kind = match span.span_kind {
-        SpanKind::Internal => 1,
-        SpanKind::Server => 2,
-        SpanKind::Client => 3,
-        SpanKind::Producer => 4,
-        SpanKind::Consumer => 5,
-    };
-    let (code, description) = match &span.status {
-        Status::Unset => ("Unset", String::new()),
-        Status::Ok => ("Ok", String::new()),
-        Status::Error { description } => ("Error", description.to_string()),
-    };
-    let parent_valid = span.parent_span_id != opentelemetry::trace::SpanId::INVALID;
-    serde_json::json!({
-        "Name": span.name,
-        "SpanContext": {
-            "TraceID": hex(&sc.trace_id().to_bytes()),
-            "SpanID": hex(&sc.span_id().to_bytes()),
-            "TraceFlags": format!("{:02x}", sc.trace_flags().to_u8()),
-        },
-        "Parent": {
-            "TraceID": if parent_valid { hex(&sc.trace_id().to_bytes()) } else { "0".repeat(32) },
-            "SpanID": hex(&span.parent_span_id.to_bytes()),
-            "Remote": span.parent_span_is_remote,
-        },
-        "SpanKind": kind,
-        "StartTime": rfc3339(span.start_time),
-        "EndTime": rfc3339(span.end_time),
-        "Attributes": attributes_json(span.attributes.iter()),
-        "Status": {"Code": code, "Description": description},
-        "Resource": attributes_json(resource.iter()),
-        "InstrumentationScope": {
-            "Name": span.instrumentation_scope.name(),
-            "Version": span.instrumentation_scope.version().unwrap_or(""),
-        },
-    })
-}
-
-impl SpanExporter for JsonLinesExporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let mut text = String::new();
-        for span in &batch {
-            text.push_str(&span_json(span, &self.resource).to_string());
-            text.push('\n');
-        }
-        let mut out = self.out.lock().map_err(|_| {
-            opentelemetry_sdk::error::OTelSdkError::InternalFailure("poisoned".into())
-        })?;
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| opentelemetry_sdk::error::OTelSdkError::InternalFailure(e.to_string()))
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.resource = resource
-            .iter()
-            .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
-            .collect();
-    }
 }
 
 #[cfg(test)]

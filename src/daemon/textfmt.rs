@@ -1,0 +1,232 @@
+//! Text the daemon writes on its hot paths (span lines, log lines), straight into a byte buffer:
+//! lowercase hex and a wall-clock time as RFC 3339 UTC with chrono's `SecondsFormat::AutoSi`
+//! (the Go sentinel's `time.RFC3339Nano` as its logger and stdout exporter print it: no
+//! fraction, or 3, 6 or 9 digits, the fewest that hold every non-zero sub-second digit).
+//!
+//! Invariant: the bytes are exactly chrono's `to_rfc3339_opts(AutoSi, true)` for every time
+//! from 1970 through 9999 (`rfc3339_is_chronos` checks it), without chrono's formatting
+//! machinery (a tenth of the instructions).
+
+use std::time::SystemTime;
+
+/// Appends `bytes` as lowercase hex.
+pub fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    for chunk in bytes.chunks(16) {
+        let mut text = [0u8; 32];
+        let n = hex_digits(&mut text, chunk);
+        out.extend_from_slice(&text[..n]);
+    }
+}
+
+/// The hex digits of `bytes` (at most 16) into `text`; how many.
+fn hex_digits(text: &mut [u8; 32], bytes: &[u8]) -> usize {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let n = bytes.len().min(16);
+    for (pair, b) in text.chunks_exact_mut(2).zip(&bytes[..n]) {
+        pair[0] = HEX[usize::from(b >> 4)];
+        pair[1] = HEX[usize::from(b & 0xf)];
+    }
+    2 * n
+}
+
+/// `bytes` (at most 16) as lowercase hex, in `text`.
+pub fn hex<'t>(text: &'t mut [u8; 32], bytes: &[u8]) -> &'t str {
+    let n = hex_digits(text, bytes);
+    std::str::from_utf8(&text[..n]).unwrap_or_default()
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether a word has a byte below `n` (`n` at most 128; exact as a yes or no).
+fn has_below(word: u64, n: u8) -> bool {
+    word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS != 0
+}
+
+/// Whether a word has the byte `b`.
+fn has_byte(word: u64, b: u8) -> bool {
+    has_below(word ^ (ONES * u64::from(b)), 1)
+}
+
+/// Whether `text` holds no byte a JSON string escapes (controls, `"`, `\\`): then it is
+/// written as it is. Eight bytes at a time.
+pub fn json_plain(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        if has_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\') {
+            return false;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .all(|&b| b >= 0x20 && b != b'"' && b != b'\\')
+}
+
+/// Whether `text` is printable ASCII only (0x20..0x7f). Eight bytes at a time.
+pub fn printable_ascii(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        if word & HIGHS != 0 || has_below(word, 0x20) || has_byte(word, 0x7f) {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|b| (0x20..0x7f).contains(b))
+}
+
+thread_local! {
+    /// The last whole second written on this thread and its text (`2006-01-02T15:04:05`):
+    /// lines come many to a second, and the calendar arithmetic is most of a time's cost.
+    static LAST_SECOND: std::cell::Cell<(u64, [u8; 19])> = const { std::cell::Cell::new((u64::MAX, [0; 19])) };
+}
+
+/// Appends `t` as RFC 3339 UTC (`2006-01-02T15:04:05.999Z`, AutoSi sub-seconds). A time before
+/// 1970 (a clock set wrong) is written as 1970-01-01T00:00:00Z, as no time the daemon
+/// produces is.
+pub fn rfc3339_utc(out: &mut Vec<u8>, t: SystemTime) {
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let nanos = since.subsec_nanos();
+    let (last, text) = LAST_SECOND.get();
+    if last == secs {
+        out.extend_from_slice(&text);
+    } else {
+        let text = seconds_text(secs);
+        LAST_SECOND.set((secs, text));
+        out.extend_from_slice(&text);
+    }
+    let (digits, value) = if nanos == 0 {
+        (0, 0)
+    } else if nanos % 1_000_000 == 0 {
+        (3, nanos / 1_000_000)
+    } else if nanos % 1_000 == 0 {
+        (6, nanos / 1_000)
+    } else {
+        (9, nanos)
+    };
+    let mut frac = [b'.'; 11];
+    let mut n = value;
+    for i in (1..=digits).rev() {
+        frac[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    frac[digits + 1] = b'Z';
+    // No fraction: only the `Z` (frac[1]).
+    let start = usize::from(digits == 0);
+    out.extend_from_slice(&frac[start..digits + 2]);
+}
+
+/// `2006-01-02T15:04:05` of a count of seconds since the epoch.
+fn seconds_text(secs: u64) -> [u8; 19] {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let (year, month, day) = crate::cel::time::civil_from_days(days);
+    let rem = (secs % 86_400) as u32;
+    // Years past 9999 are four digits in no format Go or chrono writes; clamp as they never come.
+    let year = year.clamp(0, 9999) as u32;
+    let mut text = *b"0000-00-00T00:00:00";
+    let mut put = |at: usize, n: u32, width: usize| {
+        let mut n = n;
+        for i in (0..width).rev() {
+            text[at + i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, rem / 3600, 2);
+    put(14, rem / 60 % 60, 2);
+    put(17, rem % 60, 2);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn chrono_text(t: SystemTime) -> String {
+        chrono::DateTime::<chrono::Utc>::from(t)
+            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+    }
+
+    #[test]
+    fn rfc3339_is_chronos() {
+        let mut cases = vec![
+            SystemTime::UNIX_EPOCH,
+            SystemTime::now(),
+            SystemTime::UNIX_EPOCH + Duration::new(951_782_400, 0), // 2000-02-29
+            SystemTime::UNIX_EPOCH + Duration::new(253_402_300_799, 999_999_999), // 9999-12-31
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..2_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let secs = seed % 253_402_300_800;
+            // Every sub-second shape: whole, milli, micro and nano.
+            let nanos = match seed % 4 {
+                0 => 0,
+                1 => (seed as u32 % 1000) * 1_000_000,
+                2 => (seed as u32 % 1_000_000) * 1_000,
+                _ => seed as u32 % 1_000_000_000,
+            };
+            let t = SystemTime::UNIX_EPOCH + Duration::new(secs, nanos);
+            // The same second again, with another fraction (the cached second's text).
+            cases.extend([t, t + Duration::from_nanos(1), t + Duration::from_millis(1)]);
+        }
+        for t in cases {
+            let mut out = Vec::new();
+            rfc3339_utc(&mut out, t);
+            assert_eq!(String::from_utf8_lossy(&out), chrono_text(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn word_scans_agree_with_byte_scans() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let alphabet = b"ab \"\\\x1f\x7f\x00~\x20\xc3\xa9";
+        for len in 0..40 {
+            for _ in 0..200 {
+                let mut text = Vec::new();
+                for _ in 0..len {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    // Mostly plain letters, so that long plain runs are tried too.
+                    let b = if seed % 4 == 0 {
+                        alphabet[(seed >> 8) as usize % alphabet.len()]
+                    } else {
+                        b'a' + (seed >> 8) as u8 % 26
+                    };
+                    text.push(b);
+                }
+                let text = String::from_utf8_lossy(&text).into_owned();
+                let plain = text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+                assert_eq!(json_plain(&text), plain, "{text:?}");
+                let printable = text.bytes().all(|b| (0x20..0x7f).contains(&b));
+                assert_eq!(printable_ascii(&text), printable, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn hex_is_lowercase_and_padded() {
+        let mut out = Vec::new();
+        hex_into(&mut out, &[0x00, 0x0f, 0xa0, 0xff]);
+        assert_eq!(out, b"000fa0ff");
+        let long: Vec<u8> = (0..=40).collect();
+        let mut out = Vec::new();
+        hex_into(&mut out, &long);
+        let want: String = long.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(String::from_utf8_lossy(&out), want);
+    }
+}
