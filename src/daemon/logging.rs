@@ -126,8 +126,7 @@ fn filter(level: Level) -> tracing_subscriber::filter::Targets {
 fn push_escaped(out: &mut String, text: &str) {
     // Printable ASCII (the common case) is checked byte by byte; only text with other bytes is
     // decoded to look for control characters (C1 controls are two-byte sequences).
-    let printable_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
-    if printable_ascii || !text.chars().any(char::is_control) {
+    if super::textfmt::printable_ascii(text) || !text.chars().any(char::is_control) {
         out.push_str(text);
         return;
     }
@@ -156,6 +155,21 @@ struct Fields {
     trace: Option<(String, String)>,
     /// The frames of an ERROR line's `stack_trace` (empty on other levels).
     stack: Vec<String>,
+    /// Cleared strings of earlier lines, reused for the optional fields ([`Fields::reset`]).
+    spare: Vec<String>,
+}
+
+/// A thread's fields and line buffers, reused line after line: a line allocates nothing once
+/// its thread has written one of its shape.
+#[derive(Default)]
+struct Scratch {
+    fields: Fields,
+    time: Vec<u8>,
+    text: String,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// An ERROR line's `stack_trace`, as Go's logger adds one to every error-level line: the error
@@ -174,10 +188,10 @@ fn stack_trace(meta: &tracing::Metadata<'_>) -> Vec<String> {
 /// The `extra` object of a line's other fields: a dotted name (`checks.broker`) nests under
 /// its first part, as Go's map-valued extras do.
 fn extra_object(
-    fields: Vec<(&'static str, serde_json::Value)>,
+    fields: &[(&'static str, serde_json::Value)],
 ) -> serde_json::Map<String, serde_json::Value> {
     let mut extra = serde_json::Map::new();
-    for (key, value) in fields {
+    for (key, value) in fields.iter().cloned() {
         match key.split_once('.') {
             Some((outer, inner)) => {
                 let nested = extra
@@ -195,62 +209,133 @@ fn extra_object(
     extra
 }
 
-/// `s` as a JSON string, escaped as serde_json escapes it.
-fn json_str(out: &mut Vec<u8>, s: &str) {
-    let _ = serde_json::to_writer(out, s);
+/// `s` as a JSON string, escaped as serde_json escapes it (text with nothing to escape, the
+/// usual case, is copied as it is).
+fn json_str(out: &mut String, s: &str) {
+    if super::textfmt::json_plain(s) {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
+/// `bytes` as lowercase hex into `out`.
+fn hex_to(out: &mut String, bytes: &[u8]) {
+    let mut text = [0u8; 32];
+    out.push_str(super::textfmt::hex(&mut text, bytes));
 }
 
 impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.set(field.name(), value.to_string(), None);
+        match self.named(field.name()) {
+            Some(slot) => slot.push_str(value),
+            None => self
+                .extra
+                .push((field.name(), serde_json::Value::String(value.to_string()))),
+        }
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.set(field.name(), value.to_string(), Some(value.into()));
+        self.record_value(field, &value, value.into());
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.set(field.name(), value.to_string(), Some(value.into()));
+        self.record_value(field, &value, value.into());
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.set(field.name(), value.to_string(), Some(value.into()));
+        self.record_value(field, &value, value.into());
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.set(field.name(), value.to_string(), Some(value.into()));
+        self.record_value(field, &value, value.into());
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        // Sized for a usual message at once: `format!` would grow it from nothing, a
-        // reallocation per doubling, on every line.
-        let mut text = String::with_capacity(128);
-        let _ = write!(text, "{value:?}");
-        self.set(field.name(), text, None);
+        match self.named(field.name()) {
+            Some(slot) => {
+                let _ = write!(slot, "{value:?}");
+            }
+            None => {
+                // Sized for a usual value at once: `format!` would grow it from nothing, a
+                // reallocation per doubling.
+                let mut text = String::with_capacity(64);
+                let _ = write!(text, "{value:?}");
+                self.extra
+                    .push((field.name(), serde_json::Value::String(text)));
+            }
+        }
     }
 }
 
 impl Fields {
-    /// Files a field by name: `text` for the named fields, `json` (or `text` as a JSON string)
-    /// for the rest, so a named field costs one string and no JSON value.
-    fn set(&mut self, name: &'static str, text: String, json: Option<serde_json::Value>) {
-        match name {
-            "message" => self.message = text,
-            "error" => self.error = Some(text),
-            "decision_reason" => self.decision_reason = Some(text),
-            "topic" => self.topic = Some(text),
-            "subset" => self.subset = Some(text),
-            _ => self
-                .extra
-                .push((name, json.unwrap_or(serde_json::Value::String(text)))),
+    /// A number or bool: its text for a named field, its JSON value under `extra`.
+    fn record_value(&mut self, field: &Field, text: &dyn fmt::Display, json: serde_json::Value) {
+        match self.named(field.name()) {
+            Some(slot) => {
+                let _ = write!(slot, "{text}");
+            }
+            None => self.extra.push((field.name(), json)),
+        }
+    }
+
+    /// The (emptied) string of a named field, set from now on; `None` for the others.
+    fn named(&mut self, name: &'static str) -> Option<&mut String> {
+        let slot = match name {
+            "message" => {
+                self.message.clear();
+                return Some(&mut self.message);
+            }
+            "error" => &mut self.error,
+            "decision_reason" => &mut self.decision_reason,
+            "topic" => &mut self.topic,
+            "subset" => &mut self.subset,
+            _ => return None,
+        };
+        let text = match slot.take() {
+            Some(mut text) => {
+                text.clear();
+                text
+            }
+            None => self.spare.pop().unwrap_or_default(),
+        };
+        Some(slot.insert(text))
+    }
+
+    /// Empties the fields for the next line, keeping their strings' memory.
+    fn reset(&mut self) {
+        self.message.clear();
+        for slot in [
+            &mut self.error,
+            &mut self.decision_reason,
+            &mut self.topic,
+            &mut self.subset,
+        ] {
+            if let Some(mut text) = slot.take() {
+                text.clear();
+                self.spare.push(text);
+            }
+        }
+        if let Some((mut t, mut s)) = self.trace.take() {
+            t.clear();
+            s.clear();
+            self.spare.push(t);
+            self.spare.push(s);
+        }
+        self.extra.clear();
+        self.stack.clear();
+    }
+
+    /// Sets the trace and span id, hex.
+    fn set_trace(&mut self, ids: Option<([u8; 16], [u8; 8])>) {
+        if let Some((trace_id, span_id)) = ids {
+            let mut t = self.spare.pop().unwrap_or_default();
+            let mut s = self.spare.pop().unwrap_or_default();
+            hex_to(&mut t, &trace_id);
+            hex_to(&mut s, &span_id);
+            self.trace = Some((t, s));
         }
     }
 }
@@ -275,39 +360,71 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        let mut f = Fields::default();
-        event.record(&mut f);
-        f.trace = super::telemetry::current_ids().map(|(t, s)| (hex(&t), hex(&s)));
-        let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
-        let level = level_name(event.metadata().level());
-        if *event.metadata().level() == Level::ERROR {
-            f.stack = stack_trace(event.metadata());
-        }
-        if self.json {
-            writeln!(writer, "{}", self.json_line(&timestamp, level, f))
-        } else {
-            writeln!(writer, "{}", self.text_line(&timestamp, level, f))
-        }
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.format_into(&mut scratch, &mut writer, event),
+            // A line logged while formatting one (from a value's Debug): fresh buffers.
+            Err(_) => self.format_into(&mut Scratch::default(), &mut writer, event),
+        })
     }
 }
 
 impl GoFormat {
+    fn format_into(
+        &self,
+        scratch: &mut Scratch,
+        writer: &mut Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let Scratch {
+            fields: f,
+            time,
+            text,
+        } = scratch;
+        f.reset();
+        event.record(f);
+        f.set_trace(super::telemetry::current_ids());
+        let level = level_name(event.metadata().level());
+        if *event.metadata().level() == Level::ERROR {
+            f.stack = stack_trace(event.metadata());
+        }
+        time.clear();
+        super::textfmt::rfc3339_utc(time, std::time::SystemTime::now());
+        let timestamp = std::str::from_utf8(time).unwrap_or_default();
+        text.clear();
+        if self.json {
+            self.write_json_line(text, timestamp, level, f);
+        } else {
+            self.write_text_line(text, timestamp, level, f);
+        }
+        text.push('\n');
+        writer.write_str(text)
+    }
+
     /// A JSON line, written field by field in Go's order (the bytes serde_json gives a map of
     /// them, without building one: only `extra`, when there is one, goes through a map).
+    #[cfg(test)]
     fn json_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
-        let mut out: Vec<u8> = Vec::with_capacity(256 + f.message.len());
-        let field = |out: &mut Vec<u8>, key: &str, value: &str| {
-            out.push(if out.is_empty() { b'{' } else { b',' });
-            json_str(out, key);
-            out.push(b':');
+        let mut out = String::new();
+        self.write_json_line(&mut out, timestamp, level, &f);
+        out
+    }
+
+    /// [`GoFormat::json_line`] into `out` (empty).
+    fn write_json_line(&self, out: &mut String, timestamp: &str, level: &str, f: &Fields) {
+        // The keys are constants with nothing to escape.
+        let field = |out: &mut String, key: &str, value: &str| {
+            out.push(if out.is_empty() { '{' } else { ',' });
+            out.push('"');
+            out.push_str(key);
+            out.push_str("\":");
             json_str(out, value);
         };
-        field(&mut out, "timestamp", timestamp);
-        field(&mut out, "level", level);
-        field(&mut out, "message", &f.message);
-        field(&mut out, "component", "sentinel");
-        field(&mut out, "version", &self.version);
-        field(&mut out, "hostname", &self.hostname);
+        field(out, "timestamp", timestamp);
+        field(out, "level", level);
+        field(out, "message", &f.message);
+        field(out, "component", "sentinel");
+        field(out, "version", &self.version);
+        field(out, "hostname", &self.hostname);
         // Go logs an error-level line with `error` set to the message when no error was given.
         let error = f
             .error
@@ -320,41 +437,49 @@ impl GoFormat {
             ("subset", f.subset.as_deref()),
         ] {
             if let Some(v) = value {
-                field(&mut out, key, v);
+                field(out, key, v);
             }
         }
         if !f.extra.is_empty() {
-            out.extend_from_slice(br#","extra":"#);
-            let _ = serde_json::to_writer(&mut out, &extra_object(f.extra));
+            out.push_str(r#","extra":"#);
+            out.push_str(&serde_json::to_string(&extra_object(&f.extra)).unwrap_or_default());
         }
         if let Some((trace_id, span_id)) = &f.trace {
-            field(&mut out, "trace_id", trace_id);
-            field(&mut out, "span_id", span_id);
+            field(out, "trace_id", trace_id);
+            field(out, "span_id", span_id);
         }
         if !f.stack.is_empty() {
-            out.extend_from_slice(br#","stack_trace":"#);
-            let _ = serde_json::to_writer(&mut out, &f.stack);
+            out.push_str(r#","stack_trace":"#);
+            out.push_str(&serde_json::to_string(&f.stack).unwrap_or_default());
         }
-        out.push(b'}');
-        String::from_utf8(out).unwrap_or_default()
+        out.push('}');
     }
 
+    #[cfg(test)]
     fn text_line(&self, timestamp: &str, level: &str, f: Fields) -> String {
+        let mut line = String::new();
+        self.write_text_line(&mut line, timestamp, level, &f);
+        line
+    }
+
+    /// The text line (Go's layout) into `line` (empty).
+    fn write_text_line(&self, line: &mut String, timestamp: &str, level: &str, f: &Fields) {
         let level = match level {
             "error" => "ERROR",
             "warn" => "WARN",
             "info" => "INFO",
             _ => "DEBUG",
         };
-        let mut line = String::with_capacity(192 + f.message.len());
         for part in [timestamp, " ", level, " [sentinel] [", &self.version, "] ["] {
             line.push_str(part);
         }
         line.push_str(&self.hostname);
         line.push_str("] ");
-        push_escaped(&mut line, &f.message);
+        push_escaped(line, &f.message);
         if let Some((trace_id, span_id)) = &f.trace {
-            let _ = write!(line, " trace_id={trace_id} span_id={span_id}");
+            for part in [" trace_id=", trace_id, " span_id=", span_id] {
+                line.push_str(part);
+            }
         }
         for (key, value) in [
             ("decision_reason", &f.decision_reason),
@@ -365,27 +490,26 @@ impl GoFormat {
                 line.push(' ');
                 line.push_str(key);
                 line.push('=');
-                push_escaped(&mut line, v);
+                push_escaped(line, v);
             }
         }
         for (k, v) in &f.extra {
             let _ = write!(line, " {k}=");
             match v {
-                serde_json::Value::String(s) => push_escaped(&mut line, s),
-                other => push_escaped(&mut line, &other.to_string()),
+                serde_json::Value::String(s) => push_escaped(line, s),
+                other => push_escaped(line, &other.to_string()),
             }
         }
-        if let Some(e) = f.error.filter(|e| *e != f.message) {
+        if let Some(e) = f.error.as_ref().filter(|e| **e != f.message) {
             line.push_str(" error=\"");
-            push_escaped(&mut line, &e);
+            push_escaped(line, e);
             line.push('"');
         }
         // Go writes the frames indented below the line, one per line.
         for frame in &f.stack {
             line.push_str("\n    ");
-            push_escaped(&mut line, frame);
+            push_escaped(line, frame);
         }
-        line
     }
 }
 
@@ -599,7 +723,7 @@ mod tests {
         if !f.extra.is_empty() {
             obj.insert(
                 "extra".into(),
-                serde_json::Value::Object(extra_object(f.extra.clone())),
+                serde_json::Value::Object(extra_object(&f.extra)),
             );
         }
         if let Some((t, sp)) = &f.trace {
@@ -721,5 +845,54 @@ mod tests {
     #[test]
     fn no_span_no_trace_fields() {
         assert_eq!(super::super::telemetry::current_ids(), None);
+    }
+
+    /// A thread's fields and buffers are reused line after line: nothing of a line is left in
+    /// the next one.
+    #[test]
+    fn lines_reuse_nothing_of_the_line_before() {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        #[derive(Clone, Default)]
+        struct Out(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Out {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().expect("lock").extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        for json in [true, false] {
+            let out = Out::default();
+            let writer = out.clone();
+            let layer = tracing_subscriber::fmt::layer()
+                .event_format(GoFormat::new(json, "1.0"))
+                .with_writer(move || writer.clone());
+            tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+                tracing::error!(error = "e1", topic = "t1", subset = %"s1", n = 3, "first line");
+                tracing::info!("second");
+                tracing::warn!(decision_reason = "r", "third");
+            });
+            let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("UTF-8");
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(
+                lines[0].contains("first line") && lines[0].contains("t1"),
+                "{text}"
+            );
+            assert!(lines[1].contains("second"), "{text}");
+            for old in ["e1", "t1", "s1", "first", "extra", "n=3", "stack"] {
+                assert!(
+                    !lines[1].replace("1.0", "").contains(old),
+                    "{old} in {}",
+                    lines[1]
+                );
+            }
+            assert!(
+                lines.iter().any(|l| l.contains("third") && l.contains("r")),
+                "{text}"
+            );
+            assert!(!lines.last().is_some_and(|l| l.contains("t1")), "{text}");
+        }
     }
 }

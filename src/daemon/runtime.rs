@@ -527,8 +527,14 @@ impl Daemon {
             match result {
                 Ok(()) => {
                     self.metrics.published("message decision matched");
-                    info!(decision_reason = "message decision matched", topic = %self.topic, subset = %self.resource_type,
-                        "Published event resource_id={id}");
+                    // Plain `&str` fields: recorded as they are, without a formatter per field.
+                    info!(
+                        decision_reason = "message decision matched",
+                        topic = self.topic.as_str(),
+                        subset = self.resource_type.as_str(),
+                        "Published event resource_id={}",
+                        id.as_str()
+                    );
                     report.published += 1;
                 }
                 Err(e) => {
