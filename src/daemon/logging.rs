@@ -875,7 +875,8 @@ mod tests {
                 tracing::warn!(decision_reason = "r", "third");
             });
             let text = String::from_utf8(out.0.lock().expect("lock").clone()).expect("UTF-8");
-            let lines: Vec<&str> = text.lines().collect();
+            // The ERROR line's stack frame follows it, indented, in text lines.
+            let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("    ")).collect();
             assert!(
                 lines[0].contains("first line") && lines[0].contains("t1"),
                 "{text}"

@@ -105,9 +105,9 @@ pub fn rfc3339_utc(out: &mut Vec<u8>, t: SystemTime) {
     }
     let (digits, value) = if nanos == 0 {
         (0, 0)
-    } else if nanos % 1_000_000 == 0 {
+    } else if nanos.is_multiple_of(1_000_000) {
         (3, nanos / 1_000_000)
-    } else if nanos % 1_000 == 0 {
+    } else if nanos.is_multiple_of(1_000) {
         (6, nanos / 1_000)
     } else {
         (9, nanos)
@@ -202,7 +202,7 @@ mod tests {
                     seed ^= seed >> 7;
                     seed ^= seed << 17;
                     // Mostly plain letters, so that long plain runs are tried too.
-                    let b = if seed % 4 == 0 {
+                    let b = if seed.is_multiple_of(4) {
                         alphabet[(seed >> 8) as usize % alphabet.len()]
                     } else {
                         b'a' + (seed >> 8) as u8 % 26
