@@ -18,7 +18,7 @@
 //! nothing else.
 //!
 //! Invariant: the spans are the SDK's to the byte: names, ids, parents, kinds, attributes (in
-//! order), status, scope and resource, and the JSON line of a span is [`span_line`]'s whichever
+//! order), status, scope and resource, and the JSON line of a span is `span_line`'s whichever
 //! way it came (`resource_spans_are_the_sdks` checks it against spans the SDK made).
 
 use super::event::TraceParent;
