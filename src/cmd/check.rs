@@ -49,13 +49,7 @@ const PROBES: usize = 20_000;
 /// An operator's `server_filters` that leaves out a resource the rules publish, with no full
 /// sweep to list it, is an error (exit 1).
 pub fn main(args: &CheckArgs, out: &mut impl Write) -> Result<(), CmdError> {
-    let now = match &args.now {
-        Some(text) => crate::cel::time::parse_timestamp(text).map_err(|e| CmdError::Input {
-            origin: "--now".into(),
-            message: e.message,
-        })?,
-        None => crate::daemon::runtime::wall_clock(),
-    };
+    let now = super::now_arg(args.now.as_deref())?;
     let (config, rules) = run(&args.flags, out)?;
     queries(&config, &rules, now, out)
 }

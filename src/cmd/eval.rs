@@ -116,13 +116,7 @@ pub struct EvalArgs {
 /// Runs `sentinel eval` with its options on the process's stdin/stdout.
 pub fn main(args: &EvalArgs) -> Result<(), CmdError> {
     let rules = super::check::load_rules(args.config.as_deref())?;
-    let now = match &args.now {
-        Some(text) => crate::cel::time::parse_timestamp(text).map_err(|e| CmdError::Input {
-            origin: "--now".into(),
-            message: e.message,
-        })?,
-        None => crate::daemon::runtime::wall_clock(),
-    };
+    let now = super::now_arg(args.now.as_deref())?;
     let program = if rules.decision.engine() == args.engine {
         rules.decision
     } else {

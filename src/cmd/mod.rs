@@ -48,3 +48,14 @@ pub enum CmdError {
     #[error("engines disagree: {0}")]
     Disagree(String),
 }
+
+/// A `--now RFC3339` option: the time it gives, or the current time without it.
+pub fn now_arg(now: Option<&str>) -> Result<crate::cel::time::Timestamp, CmdError> {
+    match now {
+        Some(text) => crate::cel::time::parse_timestamp(text).map_err(|e| CmdError::Input {
+            origin: "--now".into(),
+            message: e.message,
+        }),
+        None => Ok(crate::daemon::runtime::wall_clock()),
+    }
+}
