@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     retry_after(data);
     canonical_time(data);
     let text = utf8_as_go(data.to_vec());
-    assert_eq!(text, go_decode(data), "invalid UTF-8 is replaced byte by byte");
+    assert_eq!(text, sentinel::resource::json::go_decode_reference(data), "invalid UTF-8 is replaced byte by byte");
     let complete = decode_page(data);
     let projected = decode_page_with(data, &rules.projection);
     if std::str::from_utf8(data).is_err() {
@@ -66,29 +66,6 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(c, decide(p), "the projected resource is decided as the complete one");
     }
 });
-
-/// Go's `utf8.DecodeRune` loop: one rune, or one `RuneError` of width 1, at a time.
-fn go_decode(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let one = (1..=4).find_map(|n| {
-            let s = std::str::from_utf8(bytes.get(i..i + n)?).ok()?;
-            (s.chars().count() == 1).then_some((s, n))
-        });
-        match one {
-            Some((s, n)) => {
-                out.push_str(s);
-                i += n;
-            }
-            None => {
-                out.push('\u{FFFD}');
-                i += 1;
-            }
-        }
-    }
-    out
-}
 
 /// The header and error-body parsers on `data`; the retry decision with an elapsed time and a
 /// retry number from its first 9 bytes (as a slow or failing API would make them).

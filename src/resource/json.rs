@@ -439,32 +439,33 @@ fn special_bytes(w: u64) -> u64 {
     (quote_or_control | backslash) & !w & HIGH
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{same_bytes, special_at, utf8_as_go};
-
-    /// Go's `utf8.DecodeRune` loop, one rune or one `RuneError` of width 1 at a time.
-    fn go_decode(bytes: &[u8]) -> String {
-        let mut out = String::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            let one = (1..=4).find_map(|n| {
-                let s = std::str::from_utf8(bytes.get(i..i + n)?).ok()?;
-                (s.chars().count() == 1).then_some((s, n))
-            });
-            match one {
-                Some((s, n)) => {
-                    out.push_str(s);
-                    i += n;
-                }
-                None => {
-                    out.push('\u{FFFD}');
-                    i += 1;
-                }
+/// Go's `utf8.DecodeRune` loop, one rune or one `RuneError` (U+FFFD) of width 1 at a time: the
+/// slow reference [`utf8_as_go`] is held to (its unit test and the `page` fuzz target).
+pub fn go_decode_reference(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let one = (1..=4).find_map(|n| {
+            let s = std::str::from_utf8(bytes.get(i..i + n)?).ok()?;
+            (s.chars().count() == 1).then_some((s, n))
+        });
+        match one {
+            Some((s, n)) => {
+                out.push_str(s);
+                i += n;
+            }
+            None => {
+                out.push('\u{FFFD}');
+                i += 1;
             }
         }
-        out
     }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{go_decode_reference as go_decode, same_bytes, special_at, utf8_as_go};
 
     #[test]
     fn invalid_utf8_is_replaced_byte_by_byte_as_go_does() {
