@@ -404,12 +404,15 @@ impl Daemon {
         mut traced: Option<&mut Traced>,
     ) -> Step {
         let id = resource.id().map_or("", |t| t.as_str());
-        let evaluate = traced.as_deref().map(|t| t.spans.start());
         // The evaluate span is current for this resource's log lines (no await inside).
-        let _current = traced
-            .as_deref()
-            .zip(evaluate.as_ref())
-            .map(|(t, span)| t.spans.enter(span));
+        let (evaluate, _current) = match traced.as_deref() {
+            Some(t) => {
+                let span = t.spans.start();
+                let current = t.spans.enter(&span);
+                (Some(span), Some(current))
+            }
+            None => (None, None),
+        };
         let mut end = |reason: Option<&str>| {
             if let (Some(t), Some(span)) = (traced.as_deref_mut(), &evaluate) {
                 t.spans.end_evaluate(span, id, reason);

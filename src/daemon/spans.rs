@@ -107,6 +107,16 @@ impl Drop for Entered {
     }
 }
 
+/// A span id as the SDK draws one: random, not zero.
+pub(crate) fn fresh_span_id() -> SpanId {
+    loop {
+        let id = fastrand::u64(..);
+        if id != 0 {
+            return SpanId::from(id);
+        }
+    }
+}
+
 /// One resource span, started: its id and start time (the epoch when the cycle is unsampled,
 /// as nothing reads it then).
 #[derive(Clone, Copy, Debug)]
@@ -178,13 +188,9 @@ impl CycleSpans {
     }
 
     /// Starts a span (its parent is given when it ends).
+    #[inline]
     pub fn start(&self) -> ResourceSpan {
-        let id = loop {
-            let id = fastrand::u64(..);
-            if id != 0 {
-                break SpanId::from(id);
-            }
-        };
+        let id = fresh_span_id();
         let start = if self.sink.is_some() {
             SystemTime::now()
         } else {
@@ -194,6 +200,7 @@ impl CycleSpans {
     }
 
     /// Makes `span` current for this thread's log lines until the guard drops.
+    #[inline]
     pub fn enter(&self, span: &ResourceSpan) -> Entered {
         let ids = (self.trace_id.to_bytes(), span.id.to_bytes());
         Entered(CURRENT.with(|c| c.replace(Some(ids))))
@@ -210,6 +217,7 @@ impl CycleSpans {
 
     /// Ends the `sentinel.evaluate` span of resource `id`, with the decision's `reason` when
     /// one was made.
+    #[inline]
     pub fn end_evaluate(&mut self, span: &ResourceSpan, id: &str, reason: Option<&str>) {
         if self.sink.is_some() {
             self.end_evaluate_at(span, id, reason, SystemTime::now());
@@ -259,6 +267,7 @@ impl CycleSpans {
 
     /// Ends the `<topic> publish` span of event `message_id`, child of the evaluate span
     /// `parent`; `failed` marks it failed.
+    #[inline]
     pub fn end_publish(
         &mut self,
         span: &ResourceSpan,

@@ -10,14 +10,15 @@
 //! Invariant: with tracing off ([`Tracing::off`], the default) no span, context or attribute is
 //! ever built: every entry point checks the one `Option` first and returns `None`.
 
-use opentelemetry::propagation::{Injector, TextMapCompositePropagator, TextMapPropagator};
+use opentelemetry::propagation::{Injector, TextMapPropagator as _};
 use opentelemetry::trace::{
-    SpanContext, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
+    SpanContext, SpanKind, Status, TraceContextExt as _, TraceFlags, Tracer as _,
+    TracerProvider as _,
 };
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+use opentelemetry_sdk::propagation::BaggagePropagator;
 use opentelemetry_sdk::trace::{
     BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
     SpanProcessor as _,
@@ -356,16 +357,6 @@ fn provider<E: SpanExporter + 'static>(
         .with_sampler(settings.sampler.sampler())
         .with_resource(resource)
         .build();
-    let propagators = settings
-        .propagators
-        .iter()
-        .map(|kind| -> Box<dyn TextMapPropagator + Send + Sync> {
-            match kind {
-                PropagatorKind::TraceContext => Box::new(TraceContextPropagator::new()),
-                PropagatorKind::Baggage => Box::new(BaggagePropagator::new()),
-            }
-        })
-        .collect();
     let sink = SinkParts {
         sink: match json_lines {
             Some(out) => Sink::JsonLines(out),
@@ -376,7 +367,7 @@ fn provider<E: SpanExporter + 'static>(
     };
     let tracing = Tracing(Some(Arc::new(Active {
         tracer: provider.tracer(TRACER_NAME),
-        propagator: TextMapCompositePropagator::new(propagators),
+        propagators: settings.propagators.clone(),
         sink,
     })));
     Telemetry { provider, tracing }
@@ -418,7 +409,8 @@ pub struct Tracing(Option<Arc<Active>>);
 
 struct Active {
     tracer: SdkTracer,
-    propagator: TextMapCompositePropagator,
+    /// `OTEL_PROPAGATORS`, in order.
+    propagators: Vec<PropagatorKind>,
     sink: SinkParts,
 }
 
@@ -465,6 +457,22 @@ impl Tracing {
         let active = self.0.as_ref()?;
         let root = Context::new();
         let parent = parent.unwrap_or(&root);
+        let parent_span = parent.span();
+        let up = parent_span.span_context();
+        if up.is_valid() && !up.is_sampled() {
+            // Every sampler `OTEL_TRACES_SAMPLER` names decides a child as its parent (see
+            // `spans`): the SDK would make a non-recording span with a fresh id and the
+            // parent's trace, flags and state, after building its attributes and asking the
+            // sampler. Made here without either.
+            let context = SpanContext::new(
+                up.trace_id(),
+                super::spans::fresh_span_id(),
+                up.trace_flags(),
+                false,
+                up.trace_state().clone(),
+            );
+            return Some(parent.with_remote_span_context(context));
+        }
         let span = active
             .tracer
             .span_builder(name)
@@ -482,12 +490,41 @@ impl Tracing {
         CycleSpans::new(span.span_context(), &active.sink, to)
     }
 
-    /// Writes the propagation headers (`traceparent`, `baggage`) of `cx` into `headers`.
+    /// Writes the propagation headers of `cx` into `headers`, as Go's propagators do: for
+    /// `tracecontext`, `traceparent` (flags other than sampled cleared) and, when not empty,
+    /// `tracestate`; for `baggage`, `baggage` when there is any.
     pub fn inject(&self, cx: &Context, headers: &mut reqwest::header::HeaderMap) {
-        if let Some(active) = &self.0 {
-            active
-                .propagator
-                .inject_context(cx, &mut HeaderInjector(headers));
+        let Some(active) = &self.0 else { return };
+        for kind in &active.propagators {
+            match kind {
+                PropagatorKind::TraceContext => {
+                    let span = cx.span();
+                    let sc = span.span_context();
+                    if !sc.is_valid() {
+                        continue;
+                    }
+                    let mut text = Vec::with_capacity(55);
+                    super::event::TraceParent {
+                        trace_id: sc.trace_id().to_bytes(),
+                        span_id: sc.span_id().to_bytes(),
+                        flags: sc.trace_flags().to_u8() & TraceFlags::SAMPLED.to_u8(),
+                    }
+                    .write(&mut text);
+                    if let Ok(value) = reqwest::header::HeaderValue::from_bytes(&text) {
+                        headers.insert(
+                            reqwest::header::HeaderName::from_static("traceparent"),
+                            value,
+                        );
+                    }
+                    let state = sc.trace_state().header();
+                    if !state.is_empty() {
+                        HeaderInjector(headers).set("tracestate", state);
+                    }
+                }
+                PropagatorKind::Baggage => {
+                    BaggagePropagator::new().inject_context(cx, &mut HeaderInjector(headers));
+                }
+            }
         }
     }
 }
@@ -780,6 +817,127 @@ mod tests {
             settings(&[("OTEL_SERVICE_NAME", "")]).service_name,
             DEFAULT_SERVICE_NAME
         );
+    }
+
+    /// An exporter dropping what it is given.
+    #[derive(Debug)]
+    struct Drop;
+
+    impl SpanExporter for Drop {
+        async fn export(&self, _batch: Vec<SpanData>) -> OTelSdkResult {
+            Ok(())
+        }
+    }
+
+    /// Under every sampler, a child of an unsampled cycle (its poll span, a root the same
+    /// sampler decided) is what the SDK would make, a non-recording span with the parent's
+    /// trace, flags and state and a fresh id, made without building its attributes.
+    #[test]
+    fn children_of_unsampled_roots_are_the_sdks_without_the_sdk() {
+        use SamplerKind::*;
+        for kind in [
+            AlwaysOn,
+            AlwaysOff,
+            TraceIdRatio(0.5),
+            ParentBasedAlwaysOn,
+            ParentBasedAlwaysOff,
+            ParentBasedTraceIdRatio(0.5),
+        ] {
+            let mut s = settings(&[]);
+            s.sampler = kind;
+            let telemetry = with_exporter(Drop, &s, "1.0");
+            let tracing = telemetry.tracing();
+            let active = tracing.0.as_ref().expect("on");
+            let mut unsampled = 0;
+            for _ in 0..64 {
+                let poll = tracing.start("sentinel.poll", None, Vec::new).expect("on");
+                let up = poll.span().span_context().clone();
+                // What the SDK makes of the child.
+                let sdk = active
+                    .tracer
+                    .span_builder("HTTP GET")
+                    .with_kind(SpanKind::Client)
+                    .start_with_context(&active.tracer, &poll);
+                let sdk = opentelemetry::trace::Span::span_context(&sdk).clone();
+                if up.is_sampled() {
+                    continue;
+                }
+                unsampled += 1;
+                assert!(!sdk.is_sampled(), "{kind:?}: the SDK samples the child");
+                let mut called = false;
+                let ours = tracing
+                    .start_kind("HTTP GET", SpanKind::Client, Some(&poll), || {
+                        called = true;
+                        Vec::new()
+                    })
+                    .expect("on");
+                assert!(!called, "{kind:?}: attributes built for an unsampled span");
+                let ours = ours.span().span_context().clone();
+                assert_eq!(ours.trace_id(), sdk.trace_id());
+                assert_eq!(ours.trace_flags(), sdk.trace_flags());
+                assert_eq!(ours.is_remote(), sdk.is_remote());
+                assert_eq!(ours.trace_state(), sdk.trace_state());
+                assert!(ours.is_valid());
+                assert_ne!(ours.span_id(), up.span_id());
+            }
+            let expect_some = !matches!(kind, AlwaysOn | ParentBasedAlwaysOn);
+            assert_eq!(unsampled > 0, expect_some, "{kind:?}");
+            let _ = telemetry.shutdown(Duration::from_secs(1));
+        }
+    }
+
+    /// The propagation headers are Go's: `traceparent` with only the sampled flag,
+    /// `tracestate` only when there is one, `baggage` only when there is some.
+    #[test]
+    fn injected_headers_are_gos() {
+        use opentelemetry::baggage::BaggageExt as _;
+        use opentelemetry::trace::{SpanId, TraceId, TraceState};
+        let telemetry = with_exporter(Drop, &settings(&[]), "1.0");
+        let tracing = telemetry.tracing();
+        let context = |flags: u8, state: TraceState| {
+            Context::new().with_remote_span_context(SpanContext::new(
+                TraceId::from(0x0af7651916cd43dd8448eb211c80319c),
+                SpanId::from(0xb7ad6b7169203331),
+                TraceFlags::new(flags),
+                false,
+                state,
+            ))
+        };
+        let headers = |cx: &Context| {
+            let mut map = reqwest::header::HeaderMap::new();
+            tracing.inject(cx, &mut map);
+            let mut pairs: Vec<(String, String)> = map
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("?").to_string()))
+                .collect();
+            pairs.sort();
+            pairs
+        };
+        let tp = |flags: &str| {
+            (
+                "traceparent".to_string(),
+                format!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-{flags}"),
+            )
+        };
+        assert_eq!(headers(&context(0, TraceState::NONE)), [tp("00")]);
+        assert_eq!(headers(&context(0xff, TraceState::NONE)), [tp("01")]);
+        let state = TraceState::from_key_value([("k", "v")]).expect("state");
+        assert_eq!(
+            headers(&context(1, state)),
+            [tp("01"), ("tracestate".into(), "k=v".into())]
+        );
+        let bag = context(1, TraceState::NONE).with_baggage([KeyValue::new("b", "1 2")]);
+        assert_eq!(
+            headers(&bag),
+            [("baggage".into(), "b=1%202".into()), tp("01")]
+        );
+        assert!(headers(&Context::new()).is_empty());
+        let none = with_exporter(Drop, &settings(&[("OTEL_PROPAGATORS", "none")]), "1.0");
+        let mut map = reqwest::header::HeaderMap::new();
+        none.tracing().inject(&bag, &mut map);
+        assert!(map.is_empty());
+        let _ = telemetry.shutdown(Duration::from_secs(1));
+        let _ = none.shutdown(Duration::from_secs(1));
     }
 
     #[test]

@@ -146,6 +146,8 @@ async fn a_traced_cycle_exports_its_span_tree_over_grpc() {
             "names its GET span: {header}"
         );
         assert_eq!(parts[3], "01");
+        // As Go's propagator: no `tracestate` when the state is empty.
+        assert_eq!(request.header("tracestate"), None);
     }
 
     // One evaluate span per resource under the poll; one publish span under each.
