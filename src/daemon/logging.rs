@@ -82,9 +82,14 @@ pub fn init(settings: &LogSettings) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let format = GoFormat::new(settings.json, &settings.version);
+    let direct = Direct {
+        format: format.clone(),
+        stderr: settings.stderr,
+        info: settings.level >= Level::INFO,
+    };
     let layer = tracing_subscriber::fmt::layer().event_format(format);
     let registry = tracing_subscriber::registry();
-    let _ = if settings.stderr {
+    let installed = if settings.stderr {
         let layer = layer.with_writer(std::io::stderr);
         registry
             .with(layer.with_filter(filter(settings.level)))
@@ -95,6 +100,159 @@ pub fn init(settings: &LogSettings) {
             .with(layer.with_filter(filter(settings.level)))
             .try_init()
     };
+    if installed.is_ok() {
+        let _ = DIRECT.set(direct);
+    }
+}
+
+/// The `decision_reason` of a `Published event` line.
+const PUBLISHED_REASON: &str = "message decision matched";
+
+/// The logger [`init`] installed, for the lines written without `tracing` ([`published`]).
+static DIRECT: std::sync::OnceLock<Direct> = std::sync::OnceLock::new();
+
+struct Direct {
+    format: GoFormat,
+    stderr: bool,
+    /// Whether INFO lines are written.
+    info: bool,
+}
+
+/// The `Published event resource_id=<id>` line (INFO, with `decision_reason`, `topic` and
+/// `subset`, under the current span) of one topic and resource type: the one line written per
+/// event. When [`init`]'s logger is the one in use, its bytes are the bytes `info!` would give
+/// it, made without `tracing`'s dispatch and field visitors: the parts around the id, built once
+/// by the same formatter ([`GoFormat::published_parts`]), then per line the time, the id and the
+/// span ids. Under any other subscriber (a test's own) it goes through `info!`.
+#[derive(Debug)]
+pub struct PublishedLog {
+    topic: String,
+    subset: String,
+    to: PublishedTo,
+}
+
+#[derive(Debug)]
+enum PublishedTo {
+    /// Not [`init`]'s logger: through `info!`.
+    Tracing,
+    /// INFO is not written.
+    Off,
+    /// Straight to the output.
+    Direct { parts: PublishedParts, stderr: bool },
+}
+
+/// A `Published event` line but its time, id and span ids.
+#[derive(Debug)]
+struct PublishedParts {
+    json: bool,
+    /// From after the time through `resource_id=`.
+    head: String,
+    /// After the id (and the span ids of a text line); without its closing `}` in JSON.
+    tail: String,
+}
+
+impl PublishedLog {
+    /// The line for events of `subset` resources to `topic`, as the installed logger writes it.
+    pub fn new(topic: &str, subset: &str) -> PublishedLog {
+        let to = match DIRECT.get() {
+            None => PublishedTo::Tracing,
+            Some(d) if !d.info => PublishedTo::Off,
+            Some(d) => PublishedTo::Direct {
+                parts: d.format.published_parts(topic, subset),
+                stderr: d.stderr,
+            },
+        };
+        PublishedLog {
+            topic: topic.to_string(),
+            subset: subset.to_string(),
+            to,
+        }
+    }
+
+    /// Logs the line of resource `id`.
+    pub fn log(&self, id: &str) {
+        use std::io::Write as _;
+        let (parts, stderr) = match &self.to {
+            PublishedTo::Direct { parts, stderr } => (parts, *stderr),
+            PublishedTo::Off => return,
+            PublishedTo::Tracing => {
+                tracing::info!(
+                    decision_reason = PUBLISHED_REASON,
+                    topic = self.topic.as_str(),
+                    subset = self.subset.as_str(),
+                    "Published event resource_id={id}"
+                );
+                return;
+            }
+        };
+        let write = |scratch: &mut Scratch| {
+            let line = parts.line(scratch, id, super::telemetry::current_ids());
+            // One write per line, as the fmt layer's (stdout through its lock and buffer).
+            let _ = if stderr {
+                std::io::stderr().write_all(line)
+            } else {
+                std::io::stdout().lock().write_all(line)
+            };
+        };
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => write(&mut scratch),
+            Err(_) => write(&mut Scratch::default()),
+        });
+    }
+}
+
+impl PublishedParts {
+    /// The line of `id` under the span `ids`, stamped now, in `scratch`.
+    fn line<'s>(
+        &self,
+        scratch: &'s mut Scratch,
+        id: &str,
+        ids: Option<([u8; 16], [u8; 8])>,
+    ) -> &'s [u8] {
+        let out = &mut scratch.time;
+        out.clear();
+        if self.json {
+            out.extend_from_slice(br#"{"timestamp":""#);
+        }
+        super::textfmt::rfc3339_utc(out, std::time::SystemTime::now());
+        out.extend_from_slice(self.head.as_bytes());
+        // Escaped alone as within the message: both formats escape character by character.
+        if self.json {
+            if super::textfmt::json_plain(id) {
+                out.extend_from_slice(id.as_bytes());
+            } else {
+                let quoted = serde_json::to_string(id).unwrap_or_default();
+                out.extend_from_slice(quoted[1..quoted.len() - 1].as_bytes());
+            }
+            out.extend_from_slice(self.tail.as_bytes());
+            if let Some((trace_id, span_id)) = ids {
+                out.extend_from_slice(br#","trace_id":""#);
+                super::textfmt::hex_into(out, &trace_id);
+                out.extend_from_slice(br#"","span_id":""#);
+                super::textfmt::hex_into(out, &span_id);
+                out.push(b'"');
+            }
+            out.extend_from_slice(b"}\n");
+        } else {
+            if super::textfmt::printable_ascii(id) {
+                out.extend_from_slice(id.as_bytes());
+            } else {
+                let text = &mut scratch.text;
+                text.clear();
+                push_escaped(text, id);
+                out.extend_from_slice(text.as_bytes());
+            }
+            if let Some((trace_id, span_id)) = ids {
+                out.extend_from_slice(b" trace_id=");
+                super::textfmt::hex_into(out, &trace_id);
+                out.extend_from_slice(b" span_id=");
+                super::textfmt::hex_into(out, &span_id);
+            }
+            out.extend_from_slice(self.tail.as_bytes());
+            out.push(b'\n');
+        }
+        out
+    }
 }
 
 /// Runs `f` with Go's default logger as the thread's logger: JSON lines at info level on
@@ -387,6 +545,44 @@ impl GoFormat {
         if *event.metadata().level() == Level::ERROR {
             f.stack = stack_trace(event.metadata());
         }
+        self.line(time, text, level, f);
+        writer.write_str(text)
+    }
+
+    /// The parts of a `Published event` line around its time and id: the line of an empty id
+    /// with an empty time, as [`GoFormat::line`] writes it, cut after `resource_id=`.
+    fn published_parts(&self, topic: &str, subset: &str) -> PublishedParts {
+        const MESSAGE: &str = "Published event resource_id=";
+        let f = Fields {
+            message: MESSAGE.to_string(),
+            decision_reason: Some(PUBLISHED_REASON.to_string()),
+            topic: Some(topic.to_string()),
+            subset: Some(subset.to_string()),
+            ..Fields::default()
+        };
+        let mut line = String::new();
+        if self.json {
+            self.write_json_line(&mut line, "", "info", &f);
+        } else {
+            self.write_text_line(&mut line, "", "info", &f);
+        }
+        let line = match self.json {
+            true => line
+                .strip_prefix(r#"{"timestamp":""#)
+                .and_then(|l| l.strip_suffix('}'))
+                .unwrap_or_default(),
+            false => &line,
+        };
+        let cut = line.find(MESSAGE).map_or(0, |at| at + MESSAGE.len());
+        PublishedParts {
+            json: self.json,
+            head: line[..cut].to_string(),
+            tail: line[cut..].to_string(),
+        }
+    }
+
+    /// The line of `f` at `level`, stamped now, into `text` (through `time`).
+    fn line(&self, time: &mut Vec<u8>, text: &mut String, level: &str, f: &Fields) {
         time.clear();
         super::textfmt::rfc3339_utc(time, std::time::SystemTime::now());
         let timestamp = std::str::from_utf8(time).unwrap_or_default();
@@ -397,7 +593,6 @@ impl GoFormat {
             self.write_text_line(text, timestamp, level, f);
         }
         text.push('\n');
-        writer.write_str(text)
     }
 
     /// A JSON line, written field by field in Go's order (the bytes serde_json gives a map of
@@ -845,6 +1040,67 @@ mod tests {
     #[test]
     fn no_span_no_trace_fields() {
         assert_eq!(super::super::telemetry::current_ids(), None);
+    }
+
+    /// The `Published event` line made without `tracing` is the line `info!` makes, in both
+    /// formats, with and without a current span, for ids with and without characters to escape.
+    #[test]
+    fn published_lines_are_the_info_lines() {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        #[derive(Clone, Default)]
+        struct Out(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Out {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().expect("lock").extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        // The timestamp is the line's own: compared without it.
+        let untimed = |line: &str| -> String {
+            match line.strip_prefix(r#"{"timestamp":""#) {
+                Some(rest) => rest.split_once('"').map(|(_, r)| r.to_string()),
+                None => line.split_once(' ').map(|(_, r)| r.to_string()),
+            }
+            .unwrap_or_default()
+        };
+        for json in [true, false] {
+            let format = GoFormat::new(json, "1.0");
+            for (topic, subset) in [("t", "clusters"), ("t\t\"q\u{7f}", "é\n")] {
+                let parts = format.published_parts(topic, subset);
+                for id in ["c1", "", "a\nb\"\\\u{1b}[31m é\u{85}"] {
+                    for ids in [None, Some(([7; 16], [9; 8]))] {
+                        let out = Out::default();
+                        let writer = out.clone();
+                        let layer = tracing_subscriber::fmt::layer()
+                            .event_format(format.clone())
+                            .with_writer(move || writer.clone());
+                        let registry = tracing_subscriber::registry().with(layer);
+                        tracing::subscriber::with_default(registry, || {
+                            let _span = ids.map(|(t, s)| crate::daemon::spans::enter_ids(t, s));
+                            tracing::error!(error = "e", topic = "x", n = 1, "before");
+                            // Not `init`'s logger: through `info!`.
+                            PublishedLog::new(topic, subset).log(id);
+                        });
+                        let text =
+                            String::from_utf8(out.0.lock().expect("lock").clone()).expect("UTF-8");
+                        let via_tracing = text.lines().last().expect("a line");
+                        let mut scratch = Scratch::default();
+                        let direct = String::from_utf8(parts.line(&mut scratch, id, ids).to_vec())
+                            .expect("UTF-8");
+                        assert!(direct.ends_with('\n'), "{direct}");
+                        assert_eq!(
+                            untimed(direct.trim_end()),
+                            untimed(via_tracing),
+                            "{json} {id:?} {ids:?}"
+                        );
+                        assert_eq!(direct.lines().count(), 1, "{direct}");
+                    }
+                }
+            }
+        }
     }
 
     /// A thread's fields and buffers are reused line after line: nothing of a line is left in

@@ -14,6 +14,7 @@ use super::broker::{Outbound, PublishError, Publisher};
 use super::config::Config;
 use super::event::Event;
 use super::health::HealthState;
+use super::logging;
 use super::metrics::Metrics;
 use super::spans::{CycleSpans, Destination, ResourceSpan};
 use super::telemetry;
@@ -58,6 +59,8 @@ pub struct Daemon {
     metrics: Metrics,
     /// What /healthz and /readyz report.
     health: Arc<HealthState>,
+    /// The `Published event` line.
+    published_log: logging::PublishedLog,
 }
 
 /// What the loop does with one resource.
@@ -172,6 +175,7 @@ impl Daemon {
             resource_type: config.resource_type.clone(),
             query: super::query::Query::new(plan),
             metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
+            published_log: logging::PublishedLog::new(&topic, &config.resource_type),
             topic,
             poll_interval: config.poll_interval,
             rules,
@@ -530,14 +534,7 @@ impl Daemon {
             match result {
                 Ok(()) => {
                     self.metrics.published("message decision matched");
-                    // Plain `&str` fields: recorded as they are, without a formatter per field.
-                    info!(
-                        decision_reason = "message decision matched",
-                        topic = self.topic.as_str(),
-                        subset = self.resource_type.as_str(),
-                        "Published event resource_id={}",
-                        id.as_str()
-                    );
+                    self.published_log.log(id.as_str());
                     report.published += 1;
                 }
                 Err(e) => {

@@ -107,6 +107,12 @@ impl Drop for Entered {
     }
 }
 
+/// Makes the ids `(trace, span)` current for this thread's log lines until the guard drops.
+#[cfg(test)]
+pub(crate) fn enter_ids(trace: [u8; 16], span: [u8; 8]) -> Entered {
+    Entered(CURRENT.with(|c| c.replace(Some((trace, span)))))
+}
+
 /// A span id as the SDK draws one: random, not zero.
 pub(crate) fn fresh_span_id() -> SpanId {
     loop {
