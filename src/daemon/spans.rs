@@ -11,15 +11,18 @@
 //! SDK does (random, non-zero), and when an ended span is sampled:
 //! - to the stdout exporter, writes its JSON line straight into the page's buffer, written out
 //!   once per page ([`CycleSpans::flush`]);
-//! - to any other exporter (OTLP), builds the SDK's `SpanData` as its tracer would and hands it
-//!   to the same batch span processor.
+//! - to the OTLP exporter (`telemetry::otlp`), encodes it as OTLP protobuf into the page's
+//!   buffer (`otlp`), queued as one request per page (or per export batch);
+//! - to any other exporter (tests' and benches'), builds the SDK's `SpanData` as its tracer
+//!   would and hands it to the same batch span processor.
 //!
 //! An unsampled cycle draws the ids the `traceparent` and the log lines carry, and builds
 //! nothing else.
 //!
 //! Invariant: the spans are the SDK's to the byte: names, ids, parents, kinds, attributes (in
-//! order), status, scope and resource, and the JSON line of a span is `span_line`'s whichever
-//! way it came (`resource_spans_are_the_sdks` checks it against spans the SDK made).
+//! order), status, scope and resource, the JSON line of a span is `span_line`'s whichever
+//! way it came (`resource_spans_are_the_sdks` checks it against spans the SDK made), and its
+//! protobuf is the SDK OTLP exporter's (`otlp_spans_are_the_sdk_exporters`).
 
 use super::event::TraceParent;
 use super::textfmt::{hex_into, rfc3339_utc};
@@ -39,6 +42,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
+mod otlp;
+pub(crate) use otlp::Envelope;
+
 /// The name of the per-resource evaluate span.
 pub const EVALUATE: &str = "sentinel.evaluate";
 
@@ -47,8 +53,19 @@ pub const EVALUATE: &str = "sentinel.evaluate";
 pub(crate) enum Sink {
     /// Straight to the stdout exporter's writer as JSON lines, a page at a time.
     JsonLines(Arc<JsonLinesOut>),
-    /// As `SpanData` into the provider's batch span processor (OTLP, tests' exporters).
+    /// As OTLP protobuf to the sentinel's own OTLP exporter, a page at a time.
+    Otlp(Arc<OtlpSink>),
+    /// As `SpanData` into the provider's batch span processor (tests' and benches' exporters).
     Processor(Arc<BatchSpanProcessor>),
+}
+
+/// The OTLP exporter's queue, the envelope of the resource spans' requests, and the most spans
+/// a request holds (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
+#[derive(Debug)]
+pub(crate) struct OtlpSink {
+    pub(crate) exporter: Arc<super::telemetry::otlp::Exporter>,
+    pub(crate) envelope: Envelope,
+    pub(crate) max_batch: usize,
 }
 
 /// What a span sink needs beside the spans: the tracer's scope, and the one flag of the
@@ -147,6 +164,10 @@ pub struct CycleSpans {
     /// The parts of this cycle's JSON lines that are the same in every line (sampled cycles
     /// to the stdout exporter only).
     lines: Option<Lines>,
+    /// The same for OTLP protobuf (sampled cycles to the OTLP exporter only).
+    proto: Option<otlp::Proto>,
+    /// Spans in `buf`.
+    in_buf: usize,
 }
 
 /// What a cycle's publish spans say of where events go.
@@ -179,6 +200,13 @@ impl CycleSpans {
             }) => Some(Lines::new(poll, to, &publish_name, &out.resource())),
             _ => None,
         };
+        let proto = match &sink {
+            Some(SinkParts {
+                sink: Sink::Otlp(_),
+                ..
+            }) => Some(otlp::Proto::new(poll, to, &publish_name)),
+            _ => None,
+        };
         Some(CycleSpans {
             trace_id: poll.trace_id(),
             poll_id: poll.span_id(),
@@ -190,6 +218,8 @@ impl CycleSpans {
             messaging_system: to.messaging_system,
             buf: Vec::new(),
             lines,
+            proto,
+            in_buf: 0,
         })
     }
 
@@ -238,6 +268,7 @@ impl CycleSpans {
         end: SystemTime,
     ) {
         let Some(parts) = &self.sink else { return };
+        let mut full = false;
         let ctx = SpanLine {
             trace_id: self.trace_id,
             span_id: span.id,
@@ -251,6 +282,13 @@ impl CycleSpans {
             Sink::JsonLines(_) => {
                 if let Some(lines) = &self.lines {
                     lines.evaluate(&mut self.buf, &ctx, id, reason);
+                }
+            }
+            Sink::Otlp(out) => {
+                if let Some(proto) = &self.proto {
+                    proto.evaluate(&mut self.buf, &ctx, id, reason);
+                    self.in_buf += 1;
+                    full = self.in_buf >= out.max_batch;
                 }
             }
             Sink::Processor(processor) => {
@@ -268,6 +306,9 @@ impl CycleSpans {
                 }
                 processor.on_end(ctx.span_data(Cow::Borrowed(EVALUATE), attributes, &parts.scope));
             }
+        }
+        if full {
+            self.flush();
         }
     }
 
@@ -295,6 +336,7 @@ impl CycleSpans {
         end: SystemTime,
     ) {
         let Some(parts) = &self.sink else { return };
+        let mut full = false;
         let failed_status = Status::error("publish failed");
         let ctx = SpanLine {
             trace_id: self.trace_id,
@@ -309,12 +351,19 @@ impl CycleSpans {
                 &Status::Unset
             },
         };
-        let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let id = message_id.hyphenated().encode_lower(&mut id);
+        let mut id_bytes = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        let id = message_id.hyphenated().encode_lower(&mut id_bytes);
         match &parts.sink {
             Sink::JsonLines(_) => {
                 if let Some(lines) = &self.lines {
                     lines.publish(&mut self.buf, &ctx, id, failed);
+                }
+            }
+            Sink::Otlp(out) => {
+                if let Some(proto) = &self.proto {
+                    proto.publish(&mut self.buf, &ctx, &id_bytes, failed);
+                    self.in_buf += 1;
+                    full = self.in_buf >= out.max_batch;
                 }
             }
             Sink::Processor(processor) => {
@@ -328,22 +377,33 @@ impl CycleSpans {
                 processor.on_end(ctx.span_data(name, attributes, &parts.scope));
             }
         }
+        if full {
+            self.flush();
+        }
     }
 
-    /// Writes the JSON lines of the spans ended since the last flush (one write per page).
+    /// Writes the JSON lines of the spans ended since the last flush (one write per page), or
+    /// queues them as one OTLP request.
     pub fn flush(&mut self) {
         if self.buf.is_empty() {
             return;
         }
-        if let Some(SinkParts {
-            sink: Sink::JsonLines(out),
-            failing,
-            ..
-        }) = &self.sink
-        {
-            warn_once(failing, &out.write(&self.buf));
+        match &self.sink {
+            Some(SinkParts {
+                sink: Sink::JsonLines(out),
+                failing,
+                ..
+            }) => warn_once(failing, &out.write(&self.buf)),
+            Some(SinkParts {
+                sink: Sink::Otlp(out),
+                ..
+            }) => out
+                .exporter
+                .send(out.envelope.request(&self.buf), self.in_buf),
+            _ => {}
         }
         self.buf.clear();
+        self.in_buf = 0;
     }
 }
 

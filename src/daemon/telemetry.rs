@@ -1,7 +1,8 @@
 //! OpenTelemetry tracing, as the Go sentinel traces: the settings read from the `OTEL_*`
 //! environment ([`TraceSettings::from_env`], a pure function of the lookup), the tracer provider
-//! with a batch span processor and an OTLP (gRPC or HTTP/protobuf) or stdout exporter
-//! ([`init`]), and the [`Tracing`] handle the poll loop and the API client start spans with.
+//! with a batch span processor and an OTLP (gRPC or HTTP/protobuf, the sentinel's own:
+//! [`otlp`]) or stdout exporter ([`init`]), and the [`Tracing`] handle the poll loop and the API
+//! client start spans with.
 //!
 //! Spans come from the OpenTelemetry API directly (no `tracing` bridge): `sentinel.poll` per
 //! cycle, one client span per API GET, `sentinel.evaluate` per resource and `<topic> publish`
@@ -29,9 +30,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub use super::spans::{CycleSpans, Destination, JsonLinesExporter};
-use super::spans::{SharedProcessor, Sink, SinkParts};
+use super::spans::{Envelope, OtlpSink, SharedProcessor, Sink, SinkParts};
 
 mod batch;
+pub mod otlp;
 pub use batch::{BatchSettings, MAX_QUEUE_SIZE};
 
 /// The tracer name (instrumentation scope) of every span.
@@ -249,9 +251,11 @@ fn percent_decode(text: &str) -> String {
 #[error("{0}")]
 pub struct TelemetryError(String);
 
-/// A running tracer provider: its [`Tracing`] handle, and the provider to flush at shutdown.
+/// A running tracer provider: its [`Tracing`] handle, and the provider (and OTLP exporter) to
+/// flush at shutdown.
 pub struct Telemetry {
     provider: SdkTracerProvider,
+    otlp: Option<Arc<otlp::Exporter>>,
     tracing: Tracing,
 }
 
@@ -264,49 +268,66 @@ impl Telemetry {
     /// Flushes the spans still queued and stops the exporter, waiting at most `timeout`
     /// (blocking: call it off the async workers, e.g. in `spawn_blocking`).
     pub fn shutdown(&self, timeout: Duration) -> OTelSdkResult {
-        self.provider.shutdown_with_timeout(timeout)
+        let deadline = std::time::Instant::now() + timeout;
+        let provider = self.provider.shutdown_with_timeout(timeout);
+        // The provider's last spans went into the OTLP queue: it is flushed after them.
+        let queue = match &self.otlp {
+            Some(exporter) => {
+                exporter.shutdown(deadline.saturating_duration_since(std::time::Instant::now()))
+            }
+            None => Ok(()),
+        };
+        provider.and(queue)
     }
 }
 
 /// Builds the provider the settings describe (batch span processor, the settings' exporter,
-/// sampler, propagators and resource). An OTLP gRPC exporter must be built inside a tokio
-/// runtime. The OTLP exporters read the other standard `OTEL_EXPORTER_OTLP_*` variables
-/// (headers, timeout, per-signal endpoint) themselves.
+/// sampler, propagators and resource). The OTLP exporter reads the other standard
+/// `OTEL_EXPORTER_OTLP_*` variables (headers, timeout, per-signal endpoint) from the process
+/// environment itself ([`otlp::OtlpConfig::from_env`]).
 pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, TelemetryError> {
-    use opentelemetry_otlp::{Protocol, WithExportConfig as _};
-    // The exporter's errors may echo the endpoint, password and all.
-    let built = |r: Result<opentelemetry_otlp::SpanExporter, _>| {
-        r.map_err(|e: opentelemetry_otlp::ExporterBuildError| {
-            let text = settings.endpoints.iter().fold(e.to_string(), |text, url| {
-                crate::daemon::broker::config::mask_url_in(&text, url)
-            });
-            TelemetryError(text)
-        })
-    };
-    Ok(match settings.exporter {
+    let protocol = match settings.exporter {
         ExporterKind::Stdout => {
             let exporter = JsonLinesExporter::stdout();
             let out = exporter.shared();
-            provider(exporter, settings, version, Some(out))
+            return Ok(provider(exporter, settings, version, Own::JsonLines(out)));
         }
-        ExporterKind::OtlpGrpc => {
-            let exporter = built(
-                opentelemetry_otlp::SpanExporter::builder()
-                    .with_tonic()
-                    .build(),
-            )?;
-            with_exporter(exporter, settings, version)
-        }
-        ExporterKind::OtlpHttp => {
-            let exporter = built(
-                opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .with_protocol(Protocol::HttpBinary)
-                    .build(),
-            )?;
-            with_exporter(exporter, settings, version)
-        }
-    })
+        ExporterKind::OtlpGrpc => otlp::Protocol::Grpc,
+        ExporterKind::OtlpHttp => otlp::Protocol::HttpProtobuf,
+    };
+    // The exporter's errors may echo the endpoint, password and all.
+    let masked = |e: &dyn std::fmt::Display| {
+        let text = settings.endpoints.iter().fold(e.to_string(), |text, url| {
+            crate::daemon::broker::config::mask_url_in(&text, url)
+        });
+        TelemetryError(text)
+    };
+    let config = otlp::OtlpConfig::from_env(protocol, &|name| std::env::var(name))
+        .map_err(|e| masked(&e))?;
+    let failing = Arc::new(AtomicBool::new(false));
+    let exporter = otlp::Exporter::start(config, settings.batch.max_queue_size, failing.clone())
+        .map_err(|e| masked(&format!("exporter initialization failed: {e}")))?;
+    let exporter = Arc::new(exporter);
+    let sdk_spans = otlp::SdkSpans::new(exporter.clone());
+    Ok(provider(
+        sdk_spans,
+        settings,
+        version,
+        Own::Otlp { exporter, failing },
+    ))
+}
+
+/// Where the per-resource spans go beside the provider's exporter.
+enum Own {
+    /// Into the provider's processor as `SpanData`.
+    None,
+    /// Straight to the stdout exporter's writer.
+    JsonLines(Arc<super::spans::JsonLinesOut>),
+    /// Straight to the OTLP exporter's queue (whose failures set `failing`).
+    Otlp {
+        exporter: Arc<otlp::Exporter>,
+        failing: Arc<AtomicBool>,
+    },
 }
 
 /// A provider over any exporter (tests and benches bring their own), with a batch span processor
@@ -316,17 +337,17 @@ pub fn with_exporter<E: SpanExporter + 'static>(
     settings: &TraceSettings,
     version: &str,
 ) -> Telemetry {
-    provider(exporter, settings, version, None)
+    provider(exporter, settings, version, Own::None)
 }
 
 /// The provider: the SDK's spans through the batch processor to `exporter`; the per-resource
-/// spans straight to `json_lines` when it is the stdout exporter's writer, else as `SpanData`
+/// spans straight to the stdout writer or the OTLP queue when `own` is one, else as `SpanData`
 /// into the same processor (see `spans`).
 fn provider<E: SpanExporter + 'static>(
     mut exporter: E,
     settings: &TraceSettings,
     version: &str,
-    json_lines: Option<Arc<super::spans::JsonLinesOut>>,
+    own: Own,
 ) -> Telemetry {
     let mut attributes: Vec<KeyValue> = settings
         .resource
@@ -342,7 +363,10 @@ fn provider<E: SpanExporter + 'static>(
     // The processor is shared with the resource spans, so it is given the resource now, before
     // it is shared (the provider's later call on the shared handle does nothing).
     exporter.set_resource(&resource);
-    let failing = Arc::new(AtomicBool::new(false));
+    let failing = match &own {
+        Own::Otlp { failing, .. } => failing.clone(),
+        _ => Arc::new(AtomicBool::new(false)),
+    };
     let exporter = WarnOnce {
         inner: exporter,
         failing: failing.clone(),
@@ -355,14 +379,25 @@ fn provider<E: SpanExporter + 'static>(
     let provider = SdkTracerProvider::builder()
         .with_span_processor(SharedProcessor(processor.clone()))
         .with_sampler(settings.sampler.sampler())
-        .with_resource(resource)
+        .with_resource(resource.clone())
         .build();
+    let scope = opentelemetry::InstrumentationScope::builder(TRACER_NAME).build();
+    let mut otlp = None;
+    let sink = match own {
+        Own::JsonLines(out) => Sink::JsonLines(out),
+        Own::Otlp { exporter, .. } => {
+            otlp = Some(exporter.clone());
+            Sink::Otlp(Arc::new(OtlpSink {
+                exporter,
+                envelope: Envelope::new(&resource, &scope),
+                max_batch: settings.batch.max_export_batch_size,
+            }))
+        }
+        Own::None => Sink::Processor(processor),
+    };
     let sink = SinkParts {
-        sink: match json_lines {
-            Some(out) => Sink::JsonLines(out),
-            None => Sink::Processor(processor),
-        },
-        scope: opentelemetry::InstrumentationScope::builder(TRACER_NAME).build(),
+        sink,
+        scope,
         failing,
     };
     let tracing = Tracing(Some(Arc::new(Active {
@@ -370,7 +405,11 @@ fn provider<E: SpanExporter + 'static>(
         propagators: settings.propagators.clone(),
         sink,
     })));
-    Telemetry { provider, tracing }
+    Telemetry {
+        provider,
+        otlp,
+        tracing,
+    }
 }
 
 /// An exporter that logs one WARN when exports start failing (an unreachable collector) and one
