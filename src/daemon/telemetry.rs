@@ -305,7 +305,7 @@ pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, Teleme
     let config = otlp::OtlpConfig::from_env(protocol, &|name| std::env::var(name))
         .map_err(|e| masked(&e))?;
     let failing = Arc::new(AtomicBool::new(false));
-    let exporter = otlp::Exporter::start(config, settings.batch.max_queue_size, failing.clone())
+    let exporter = otlp::Exporter::start(config, &settings.batch, failing.clone())
         .map_err(|e| masked(&format!("exporter initialization failed: {e}")))?;
     let exporter = Arc::new(exporter);
     let sdk_spans = otlp::SdkSpans::new(exporter.clone());
@@ -367,9 +367,10 @@ fn provider<E: SpanExporter + 'static>(
         Own::Otlp { failing, .. } => failing.clone(),
         _ => Arc::new(AtomicBool::new(false)),
     };
+    // The OTLP exporter's thread warns itself (its `export` only queues).
     let exporter = WarnOnce {
         inner: exporter,
-        failing: failing.clone(),
+        failing: (!matches!(own, Own::Otlp { .. })).then(|| failing.clone()),
     };
     let mut processor = BatchSpanProcessor::builder(exporter)
         .with_batch_config(settings.batch.config())
@@ -414,17 +415,19 @@ fn provider<E: SpanExporter + 'static>(
 
 /// An exporter that logs one WARN when exports start failing (an unreachable collector) and one
 /// INFO when they work again, instead of nothing or a line per batch. The flag is shared with
-/// the resource spans' own writes to stdout.
+/// the resource spans' own writes to stdout; `None` passes results through unlogged.
 #[derive(Debug)]
 struct WarnOnce<E> {
     inner: E,
-    failing: Arc<AtomicBool>,
+    failing: Option<Arc<AtomicBool>>,
 }
 
 impl<E: SpanExporter> SpanExporter for WarnOnce<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         let result = self.inner.export(batch).await;
-        super::spans::warn_once(&self.failing, &result);
+        if let Some(failing) = &self.failing {
+            super::spans::warn_once(failing, &result);
+        }
         result
     }
 

@@ -249,12 +249,14 @@ impl std::fmt::Debug for Job {
 
 impl Exporter {
     /// Starts the sending thread; a failed export sets `failing` and logs one WARN (see
-    /// `spans::warn_once`). The queue holds at most `max_queue` spans.
+    /// `spans::warn_once`). The queue holds at most `batch.max_queue_size` spans; requests
+    /// queued while one was sent go out together, up to `batch.max_export_batch_size` spans.
     pub fn start(
         config: OtlpConfig,
-        max_queue: usize,
+        batch: &super::BatchSettings,
         failing: Arc<AtomicBool>,
     ) -> std::io::Result<Exporter> {
+        let (max_queue, max_batch) = (batch.max_queue_size, batch.max_export_batch_size);
         let (jobs, mut rx) = tokio::sync::mpsc::unbounded_channel::<Job>();
         let queued = Arc::new(AtomicUsize::new(0));
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -266,17 +268,42 @@ impl Exporter {
             .spawn(move || {
                 runtime.block_on(async move {
                     let client = send::Client::new(config);
-                    while let Some(job) = rx.recv().await {
-                        match job {
-                            Job::Export { body, spans } => {
-                                let result = client.export(body).await;
-                                in_queue.fetch_sub(spans, Ordering::Relaxed);
-                                crate::daemon::spans::warn_once(&failing, &result);
-                            }
+                    let mut next = None;
+                    loop {
+                        let job = match next.take() {
+                            Some(job) => job,
+                            None => match rx.recv().await {
+                                Some(job) => job,
+                                None => break,
+                            },
+                        };
+                        let (mut body, mut spans) = match job {
+                            Job::Export { body, spans } => (body, spans),
                             Job::Flush(done) => {
                                 let _ = done.send(());
+                                continue;
+                            }
+                        };
+                        // Two requests end to end are one request with the spans of both
+                        // (protobuf merges repeated fields).
+                        while let Ok(job) = rx.try_recv() {
+                            match job {
+                                Job::Export {
+                                    body: more,
+                                    spans: n,
+                                } if spans + n <= max_batch => {
+                                    body.extend_from_slice(&more);
+                                    spans += n;
+                                }
+                                other => {
+                                    next = Some(other);
+                                    break;
+                                }
                             }
                         }
+                        let result = client.export(body).await;
+                        in_queue.fetch_sub(spans, Ordering::Relaxed);
+                        crate::daemon::spans::warn_once(&failing, &result);
                     }
                 });
             })?;
