@@ -506,7 +506,8 @@ mod tests {
     #[test]
     fn endpoints_as_the_crate_resolves_them() {
         use Protocol::*;
-        let cases: [(Protocol, &[(&str, &str)], &str); 8] = [
+        type Vars<'a> = &'a [(&'a str, &'a str)];
+        let cases: [(Protocol, Vars<'_>, &str); 8] = [
             (
                 HttpProtobuf,
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")],
