@@ -19,12 +19,17 @@ use lapin::uri::AMQPUri;
 use lapin::{
     BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
 };
+use futures_util::future::join_all;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::{Instant, timeout, timeout_at};
 
 /// The AMQP header watermill reads the message UUID from.
 pub const UUID_HEADER: &str = "_watermill_message_uuid";
+
+/// How many publishes [`RabbitPublisher::publish_batch`] joins in one allocation: at most
+/// `join_all`'s in-place limit (30), so that a page of 100 is four in-place joins in one.
+const JOIN_CHUNK: usize = 25;
 
 /// The AMQP heartbeat asked for when the URL sets none (`?heartbeat=N`): Go's amqp091 default.
 /// lapin closes a connection that heard nothing for two heartbeats, so a black-holed broker
@@ -228,19 +233,7 @@ impl RabbitPublisher {
             m.event().encode_into(&mut buf);
             ends.push(buf.len());
         }
-        let events = messages.iter().map(Outbound::event);
-        let publishes = events.zip(&ends).scan(0, |start, (event, &end)| {
-            let payload = &buf[*start..end];
-            *start = end;
-            Some(channel.basic_publish(
-                self.exchange.clone(),
-                self.routing_key.clone(),
-                BasicPublishOptions::default(),
-                payload,
-                properties(event),
-            ))
-        });
-        let written = timeout_at(deadline, futures_util::future::join_all(publishes)).await;
+        let written = timeout_at(deadline, self.write_all(&channel, messages, &buf, &ends)).await;
         self.buf = buf;
         let mut results = Vec::with_capacity(messages.len());
         let mut pending = Vec::with_capacity(if self.confirm { messages.len() } else { 0 });
@@ -277,34 +270,71 @@ impl RabbitPublisher {
         results
     }
 
-    /// Waits (until `deadline`) for the confirms of one batch and records them.
+    /// Queues one `basic.publish` per message (payload `buf[ends[i - 1]..ends[i]]`) and waits
+    /// until lapin has written them all; one confirm (or error) per message, in order.
+    ///
+    /// The publishes are joined in chunks of [`JOIN_CHUNK`], each chunk's futures held in one
+    /// allocation and polled in place, rather than by one `join_all` over the page, which above
+    /// 30 futures gives every future a task of its own in a `FuturesOrdered`.
+    async fn write_all<M: Outbound>(
+        &self,
+        channel: &Channel,
+        messages: &[M],
+        buf: &[u8],
+        ends: &[usize],
+    ) -> Vec<lapin::Result<lapin::PublisherConfirm>> {
+        let publish = |(m, i): (&M, usize)| {
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            channel.basic_publish(
+                self.exchange.clone(),
+                self.routing_key.clone(),
+                BasicPublishOptions::default(),
+                &buf[start..ends[i]],
+                properties(m.event()),
+            )
+        };
+        let chunks = messages.chunks(JOIN_CHUNK).enumerate().map(|(c, chunk)| {
+            let first = c * JOIN_CHUNK;
+            join_all(chunk.iter().zip(first..).map(publish))
+        });
+        let written = join_all(chunks).await;
+        written.into_iter().flatten().collect()
+    }
+
+    /// Waits (until `deadline`) for the confirms of one batch and records them: one timer for
+    /// the batch, each confirm awaited in order (most have arrived by the time it is polled).
     async fn await_confirms(
         &mut self,
         deadline: Instant,
-        pending: Vec<(usize, lapin::PublisherConfirm)>,
+        mut pending: Vec<(usize, lapin::PublisherConfirm)>,
         results: &mut [Result<(), PublishError>],
     ) {
-        let bound = self.opts.publish_timeout;
-        let mut timed_out = false;
-        for (idx, confirm) in pending {
-            if timed_out {
-                results[idx] = Err(PublishError::ConfirmTimeout(bound));
-                continue;
+        let mut confirmed = 0;
+        let mut failure = None;
+        let waiting = async {
+            for (idx, confirm) in pending.iter_mut() {
+                results[*idx] = match confirm.await {
+                    Ok(Confirmation::Ack(_) | Confirmation::NotRequested) => Ok(()),
+                    Ok(Confirmation::Nack(_)) => Err(PublishError::Nacked),
+                    Err(e) => {
+                        failure.get_or_insert_with(|| e.to_string());
+                        Err(PublishError::Unconfirmed(e.to_string()))
+                    }
+                };
+                confirmed += 1;
             }
-            results[idx] = match timeout_at(deadline, confirm).await {
-                Ok(Ok(Confirmation::Ack(_) | Confirmation::NotRequested)) => Ok(()),
-                Ok(Ok(Confirmation::Nack(_))) => Err(PublishError::Nacked),
-                Ok(Err(e)) => {
-                    self.lost(&format!("confirm failed: {e}"));
-                    Err(PublishError::Unconfirmed(e.to_string()))
-                }
-                Err(_) => {
-                    timed_out = true;
-                    // The connection may be half-open; start over with a fresh one.
-                    self.drop_connection("publisher confirm timed out");
-                    Err(PublishError::ConfirmTimeout(bound))
-                }
-            };
+        };
+        let timed_out = timeout_at(deadline, waiting).await.is_err();
+        if let Some(e) = failure {
+            self.lost(&format!("confirm failed: {e}"));
+        }
+        if timed_out {
+            let bound = self.opts.publish_timeout;
+            for (idx, _) in &pending[confirmed..] {
+                results[*idx] = Err(PublishError::ConfirmTimeout(bound));
+            }
+            // The connection may be half-open; start over with a fresh one.
+            self.drop_connection("publisher confirm timed out");
         }
     }
 
