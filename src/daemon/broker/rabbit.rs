@@ -13,13 +13,13 @@
 use super::config::{ExchangeType, RabbitConfig, mask_url, parse_url};
 use super::{BrokerError, Link, Liveness, Outbound, PublishError};
 use crate::daemon::event::Event;
+use futures_util::future::join_all;
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::uri::AMQPUri;
 use lapin::{
     BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
 };
-use futures_util::future::join_all;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::{Instant, timeout, timeout_at};
