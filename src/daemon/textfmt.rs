@@ -18,13 +18,23 @@ pub fn hex_into(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// The hex digits of `bytes` (at most 16) into `text`; how many.
-fn hex_digits(text: &mut [u8; 32], bytes: &[u8]) -> usize {
+/// The two lowercase hex digits of every byte value.
+static HEX_PAIRS: [[u8; 2]; 256] = {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut pairs = [[0u8; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        pairs[b] = [HEX[b >> 4], HEX[b & 0xf]];
+        b += 1;
+    }
+    pairs
+};
+
+/// The hex digits of `bytes` (at most 16) into `text`; how many. A byte's pair at a time.
+fn hex_digits(text: &mut [u8; 32], bytes: &[u8]) -> usize {
     let n = bytes.len().min(16);
-    for (pair, b) in text.chunks_exact_mut(2).zip(&bytes[..n]) {
-        pair[0] = HEX[usize::from(b >> 4)];
-        pair[1] = HEX[usize::from(b & 0xf)];
+    for (pair, &b) in text.chunks_exact_mut(2).zip(&bytes[..n]) {
+        pair.copy_from_slice(&HEX_PAIRS[usize::from(b)]);
     }
     2 * n
 }
@@ -223,7 +233,7 @@ mod tests {
         let mut out = Vec::new();
         hex_into(&mut out, &[0x00, 0x0f, 0xa0, 0xff]);
         assert_eq!(out, b"000fa0ff");
-        let long: Vec<u8> = (0..=40).collect();
+        let long: Vec<u8> = (0..=255).collect();
         let mut out = Vec::new();
         hex_into(&mut out, &long);
         let want: String = long.iter().map(|b| format!("{b:02x}")).collect();

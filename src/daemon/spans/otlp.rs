@@ -37,7 +37,13 @@ fn field_len(len: usize) -> usize {
 }
 
 /// A length-delimited field: its one-byte key, the length, nothing of the content.
+#[inline]
 fn open(buf: &mut Vec<u8>, key: u8, len: usize) {
+    // The usual length (a key, an id, a value, an attribute entry) is one varint byte.
+    if len < 0x80 {
+        buf.extend_from_slice(&[key, len as u8]);
+        return;
+    }
     buf.push(key);
     // Writing a length into a Vec cannot fail (it only fails for want of room).
     let _ = prost::encode_length_delimiter(len, buf);
