@@ -122,7 +122,7 @@ struct Direct {
 /// `subset`, under the current span) of one topic and resource type: the one line written per
 /// event. When [`init`]'s logger is the one in use, its bytes are the bytes `info!` would give
 /// it, made without `tracing`'s dispatch and field visitors: the parts around the id, built once
-/// by the same formatter ([`GoFormat::published_parts`]), then per line the time, the id and the
+/// by the same formatter (`GoFormat::published_parts`), then per line the time, the id and the
 /// span ids. Under any other subscriber (a test's own) it goes through `info!`.
 #[derive(Debug)]
 pub struct PublishedLog {
@@ -222,7 +222,7 @@ impl PublishedParts {
                 out.extend_from_slice(id.as_bytes());
             } else {
                 let quoted = serde_json::to_string(id).unwrap_or_default();
-                out.extend_from_slice(quoted[1..quoted.len() - 1].as_bytes());
+                out.extend_from_slice(&quoted.as_bytes()[1..quoted.len() - 1]);
             }
             out.extend_from_slice(self.tail.as_bytes());
             if let Some((trace_id, span_id)) = ids {
@@ -1042,22 +1042,25 @@ mod tests {
         assert_eq!(super::super::telemetry::current_ids(), None);
     }
 
+    /// A writer keeping what the fmt layer writes.
+    #[derive(Clone, Default)]
+    struct Out(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Out {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     /// The `Published event` line made without `tracing` is the line `info!` makes, in both
     /// formats, with and without a current span, for ids with and without characters to escape.
     #[test]
     fn published_lines_are_the_info_lines() {
         use tracing_subscriber::layer::SubscriberExt as _;
-        #[derive(Clone, Default)]
-        struct Out(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl std::io::Write for Out {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().expect("lock").extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         // The timestamp is the line's own: compared without it.
         let untimed = |line: &str| -> String {
             match line.strip_prefix(r#"{"timestamp":""#) {
@@ -1108,17 +1111,6 @@ mod tests {
     #[test]
     fn lines_reuse_nothing_of_the_line_before() {
         use tracing_subscriber::layer::SubscriberExt as _;
-        #[derive(Clone, Default)]
-        struct Out(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl std::io::Write for Out {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().expect("lock").extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         for json in [true, false] {
             let out = Out::default();
             let writer = out.clone();
