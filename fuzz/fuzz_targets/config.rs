@@ -1,7 +1,7 @@
 //! Config bytes → the config loader on that text → `Rules::compile`, as `sentinel check` does;
 //! the same bytes as a broker.yaml → the broker config parser, as `serve` reads it; the same
 //! bytes as `NAME=value` lines → the `OTEL_*` environment reader (its `OTEL_BSP_*` sizes within
-//! their caps); each line as `BROKER_RABBITMQ_URL` → the broker config's URL checks (vhost,
+//! their caps) and the OTLP exporter's (endpoints, headers, timeout); each line as `BROKER_RABBITMQ_URL` → the broker config's URL checks (vhost,
 //! `frame_max`), and as a URL to mask, whose password no masked copy may hold. Nothing may
 //! panic, hang or blow up, whatever the bytes.
 
@@ -11,6 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use sentinel::rules::Rules;
 use sentinel::daemon::broker::config as broker_config;
 use sentinel::daemon::config::{ConfigFlags, load_str};
+use sentinel::daemon::telemetry::otlp::{OtlpConfig, Protocol};
 use sentinel::daemon::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
 
 fuzz_target!(|data: &[u8]| {
@@ -30,6 +31,10 @@ fuzz_target!(|data: &[u8]| {
             .map(|(_, value)| value.to_string())
     };
     let settings = TraceSettings::from_env(&env);
+    let var = |name: &str| env(name).ok_or(std::env::VarError::NotPresent);
+    for protocol in [Protocol::HttpProtobuf, Protocol::Grpc] {
+        let _ = OtlpConfig::from_env(protocol, &var);
+    }
     assert!(settings.batch.max_queue_size <= MAX_QUEUE_SIZE);
     assert!(settings.batch.max_export_batch_size <= settings.batch.max_queue_size);
     for line in text.lines().take(64) {

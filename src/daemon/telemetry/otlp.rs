@@ -183,28 +183,22 @@ fn parse_headers(text: &str) -> impl Iterator<Item = (&str, String)> {
         })
 }
 
-/// `%XX` escapes decoded; `None` when an escape is cut short, not hex, or the bytes are not
-/// UTF-8 (the crate's own decoder, whose answers these are).
+/// `%XX` escapes decoded; `None` when an escape is cut short or not hex, or the bytes are not
+/// UTF-8 (where the crate's decoder answers `None`, the value is kept as written).
 fn url_decode(value: &str) -> Option<String> {
-    let mut out = String::with_capacity(value.len());
-    let mut pending = Vec::new();
-    let mut chars = value.chars();
-    loop {
-        let c = chars.next();
-        if c == Some('%') {
-            let hex: String = [chars.next()?, chars.next()?].iter().collect();
-            pending.push(u8::from_str_radix(&hex, 16).ok()?);
-            continue;
-        }
-        if !pending.is_empty() {
-            out.push_str(std::str::from_utf8(&pending).ok()?);
-            pending.clear();
-        }
-        match c {
-            Some(c) => out.push(c),
-            None => return Some(out),
-        }
+    let escapes_whole = value.split('%').skip(1).all(|after| {
+        after
+            .as_bytes()
+            .get(..2)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !escapes_whole {
+        return None;
     }
+    percent_encoding::percent_decode_str(value)
+        .decode_utf8()
+        .ok()
+        .map(std::borrow::Cow::into_owned)
 }
 
 fn source_chain(err: &(dyn std::error::Error + 'static)) -> String {
@@ -625,5 +619,41 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(c.timeout, DEFAULT_TIMEOUT);
+    }
+
+    #[test]
+    fn header_values_decode_as_the_crate_decodes_them() {
+        for (value, want) in [
+            ("a%20b", Some("a b")),
+            ("%e2%9c%93", Some("✓")),
+            ("100%", None),
+            ("%4", None),
+            ("%zz", None),
+            ("%ff", None),
+            ("plain", Some("plain")),
+        ] {
+            assert_eq!(url_decode(value).as_deref(), want, "{value}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the variables say, reading them answers (an error at worst).
+        #[test]
+        fn any_environment_reads(
+            endpoint in ".{0,40}",
+            headers in ".{0,60}",
+            timeout in ".{0,12}",
+            insecure in proptest::bool::ANY,
+        ) {
+            for protocol in [Protocol::HttpProtobuf, Protocol::Grpc] {
+                let insecure = if insecure { "true" } else { "false" };
+                let _ = config(protocol, &[
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                    ("OTEL_EXPORTER_OTLP_HEADERS", headers.as_str()),
+                    ("OTEL_EXPORTER_OTLP_TIMEOUT", timeout.as_str()),
+                    ("OTEL_EXPORTER_OTLP_INSECURE", insecure),
+                ]);
+            }
+        }
     }
 }

@@ -121,8 +121,10 @@ async fn post(
         })?;
     let status = response.status().as_u16();
     if response.status().is_success() {
-        // The answer (a possible partial success) is read and not acted on.
-        let _ = response.bytes().await;
+        // The answer (a possible partial success) is read, a chunk at a time and not kept
+        // (a collector's answer of any length holds no memory), and not acted on.
+        let mut response = response;
+        while let Ok(Some(_)) = response.chunk().await {}
         return Ok(());
     }
     let retry_after = response
