@@ -154,20 +154,36 @@ pub struct CycleSpans {
     poll_id: SpanId,
     flags: TraceFlags,
     /// `None` when the cycle is not sampled: nothing is recorded.
-    sink: Option<SinkParts>,
+    recorder: Option<Recorder>,
     resource_type: StringValue,
     topic: StringValue,
     publish_name: Cow<'static, str>,
     messaging_system: &'static str,
-    /// The page's JSON lines, not yet written.
+    /// The page's JSON lines or OTLP spans, not yet written.
     buf: Vec<u8>,
-    /// The parts of this cycle's JSON lines that are the same in every line (sampled cycles
-    /// to the stdout exporter only).
-    lines: Option<Lines>,
-    /// The same for OTLP protobuf (sampled cycles to the OTLP exporter only).
-    proto: Option<otlp::Proto>,
     /// Spans in `buf`.
     in_buf: usize,
+}
+
+/// Where a sampled cycle's spans go, with what that way builds once per cycle.
+enum Recorder {
+    /// JSON lines to the stdout exporter's writer; `lines`: the parts that are the same in
+    /// every line of the cycle.
+    JsonLines {
+        out: Arc<JsonLinesOut>,
+        lines: Lines,
+        failing: Arc<AtomicBool>,
+    },
+    /// OTLP protobuf to the OTLP exporter; `proto`: the cycle's constant fields, encoded.
+    Otlp {
+        out: Arc<OtlpSink>,
+        proto: otlp::Proto,
+    },
+    /// `SpanData` to the batch span processor, under the tracer's scope.
+    Processor {
+        processor: Arc<BatchSpanProcessor>,
+        scope: InstrumentationScope,
+    },
 }
 
 /// What a cycle's publish spans say of where events go.
@@ -191,34 +207,32 @@ impl CycleSpans {
         if !poll.is_valid() {
             return None;
         }
-        let sink = poll.is_sampled().then(|| sink.clone());
         let publish_name = format!("{} publish", to.topic);
-        let lines = match &sink {
-            Some(SinkParts {
-                sink: Sink::JsonLines(out),
-                ..
-            }) => Some(Lines::new(poll, to, &publish_name, &out.resource())),
-            _ => None,
-        };
-        let proto = match &sink {
-            Some(SinkParts {
-                sink: Sink::Otlp(_),
-                ..
-            }) => Some(otlp::Proto::new(poll, to, &publish_name)),
-            _ => None,
-        };
+        let recorder = poll.is_sampled().then(|| match &sink.sink {
+            Sink::JsonLines(out) => Recorder::JsonLines {
+                lines: Lines::new(poll, to, &publish_name, &out.resource()),
+                out: out.clone(),
+                failing: sink.failing.clone(),
+            },
+            Sink::Otlp(out) => Recorder::Otlp {
+                proto: otlp::Proto::new(poll, to, &publish_name),
+                out: out.clone(),
+            },
+            Sink::Processor(processor) => Recorder::Processor {
+                processor: processor.clone(),
+                scope: sink.scope.clone(),
+            },
+        });
         Some(CycleSpans {
             trace_id: poll.trace_id(),
             poll_id: poll.span_id(),
             flags: poll.trace_flags(),
-            sink,
+            recorder,
             resource_type: StringValue::from(Arc::<str>::from(to.resource_type)),
             topic: StringValue::from(Arc::<str>::from(to.topic)),
             publish_name: Cow::Owned(publish_name),
             messaging_system: to.messaging_system,
             buf: Vec::new(),
-            lines,
-            proto,
             in_buf: 0,
         })
     }
@@ -227,7 +241,7 @@ impl CycleSpans {
     #[inline]
     pub fn start(&self) -> ResourceSpan {
         let id = fresh_span_id();
-        let start = if self.sink.is_some() {
+        let start = if self.recorder.is_some() {
             SystemTime::now()
         } else {
             SystemTime::UNIX_EPOCH
@@ -255,7 +269,7 @@ impl CycleSpans {
     /// one was made.
     #[inline]
     pub fn end_evaluate(&mut self, span: &ResourceSpan, id: &str, reason: Option<&str>) {
-        if self.sink.is_some() {
+        if self.recorder.is_some() {
             self.end_evaluate_at(span, id, reason, SystemTime::now());
         }
     }
@@ -267,7 +281,9 @@ impl CycleSpans {
         reason: Option<&str>,
         end: SystemTime,
     ) {
-        let Some(parts) = &self.sink else { return };
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
         let mut full = false;
         let ctx = SpanLine {
             trace_id: self.trace_id,
@@ -278,20 +294,14 @@ impl CycleSpans {
             end,
             status: &Status::Unset,
         };
-        match &parts.sink {
-            Sink::JsonLines(_) => {
-                if let Some(lines) = &self.lines {
-                    lines.evaluate(&mut self.buf, &ctx, id, reason);
-                }
+        match recorder {
+            Recorder::JsonLines { lines, .. } => lines.evaluate(&mut self.buf, &ctx, id, reason),
+            Recorder::Otlp { out, proto } => {
+                proto.evaluate(&mut self.buf, &ctx, id, reason);
+                self.in_buf += 1;
+                full = self.in_buf >= out.max_batch;
             }
-            Sink::Otlp(out) => {
-                if let Some(proto) = &self.proto {
-                    proto.evaluate(&mut self.buf, &ctx, id, reason);
-                    self.in_buf += 1;
-                    full = self.in_buf >= out.max_batch;
-                }
-            }
-            Sink::Processor(processor) => {
+            Recorder::Processor { processor, scope } => {
                 let mut attributes = Vec::with_capacity(3);
                 attributes.push(KeyValue::new(
                     "hyperfleet.resource_type",
@@ -304,7 +314,7 @@ impl CycleSpans {
                         reason.to_string(),
                     ));
                 }
-                processor.on_end(ctx.span_data(Cow::Borrowed(EVALUATE), attributes, &parts.scope));
+                processor.on_end(ctx.span_data(Cow::Borrowed(EVALUATE), attributes, scope));
             }
         }
         if full {
@@ -322,7 +332,7 @@ impl CycleSpans {
         message_id: uuid::Uuid,
         failed: bool,
     ) {
-        if self.sink.is_some() {
+        if self.recorder.is_some() {
             self.end_publish_at(span, parent, message_id, failed, SystemTime::now());
         }
     }
@@ -335,7 +345,9 @@ impl CycleSpans {
         failed: bool,
         end: SystemTime,
     ) {
-        let Some(parts) = &self.sink else { return };
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
         let mut full = false;
         let failed_status = Status::error("publish failed");
         let ctx = SpanLine {
@@ -353,20 +365,14 @@ impl CycleSpans {
         };
         let mut id_bytes = [0u8; uuid::fmt::Hyphenated::LENGTH];
         let id = message_id.hyphenated().encode_lower(&mut id_bytes);
-        match &parts.sink {
-            Sink::JsonLines(_) => {
-                if let Some(lines) = &self.lines {
-                    lines.publish(&mut self.buf, &ctx, id, failed);
-                }
+        match recorder {
+            Recorder::JsonLines { lines, .. } => lines.publish(&mut self.buf, &ctx, id, failed),
+            Recorder::Otlp { out, proto } => {
+                proto.publish(&mut self.buf, &ctx, &id_bytes, failed);
+                self.in_buf += 1;
+                full = self.in_buf >= out.max_batch;
             }
-            Sink::Otlp(out) => {
-                if let Some(proto) = &self.proto {
-                    proto.publish(&mut self.buf, &ctx, &id_bytes, failed);
-                    self.in_buf += 1;
-                    full = self.in_buf >= out.max_batch;
-                }
-            }
-            Sink::Processor(processor) => {
+            Recorder::Processor { processor, scope } => {
                 let attributes = vec![
                     KeyValue::new("messaging.system", self.messaging_system),
                     KeyValue::new("messaging.operation.type", "publish"),
@@ -374,7 +380,7 @@ impl CycleSpans {
                     KeyValue::new("messaging.message.id", id.to_string()),
                 ];
                 let name = self.publish_name.clone();
-                processor.on_end(ctx.span_data(name, attributes, &parts.scope));
+                processor.on_end(ctx.span_data(name, attributes, scope));
             }
         }
         if full {
@@ -388,19 +394,14 @@ impl CycleSpans {
         if self.buf.is_empty() {
             return;
         }
-        match &self.sink {
-            Some(SinkParts {
-                sink: Sink::JsonLines(out),
-                failing,
-                ..
-            }) => warn_once(failing, &out.write(&self.buf)),
-            Some(SinkParts {
-                sink: Sink::Otlp(out),
-                ..
-            }) => out
+        match &self.recorder {
+            Some(Recorder::JsonLines { out, failing, .. }) => {
+                warn_once(failing, &out.write(&self.buf))
+            }
+            Some(Recorder::Otlp { out, .. }) => out
                 .exporter
                 .send(out.envelope.request(&self.buf), self.in_buf),
-            _ => {}
+            Some(Recorder::Processor { .. }) | None => {}
         }
         self.buf.clear();
         self.in_buf = 0;
