@@ -422,9 +422,9 @@ impl Pager {
     /// (resources without an id are kept).
     fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
         let before = items.len();
-        items.retain(|r| match r.id() {
-            Ok(id) if !id.as_str().is_empty() => self.seen.insert(id.as_str()),
-            _ => true,
+        self.seen.retain_new(&mut items, |r| match r.id() {
+            Ok(id) if !id.as_str().is_empty() => Some(id.as_str()),
+            _ => None,
         });
         if items.len() < before {
             let _logged = self.drops.dropped(number, before - items.len());
