@@ -96,12 +96,17 @@ fn retry_after(data: &[u8]) {
     }
 }
 
-/// The fast path for times in the API's shape against the general parse, on the first 20 bytes
-/// (the only length the fast path reads).
+/// The fast path for times in the API's shape against the general parse, on the first 20 to 30
+/// bytes (the lengths the fast path reads: no fraction, or one of one to nine digits).
 fn canonical_time(data: &[u8]) {
-    let Some(text) = data.get(..20).and_then(|b| std::str::from_utf8(b).ok()) else {
-        return;
-    };
+    for n in 20..=30 {
+        if let Some(text) = data.get(..n).and_then(|b| std::str::from_utf8(b).ok()) {
+            canonical_time_of(text);
+        }
+    }
+}
+
+fn canonical_time_of(text: &str) {
     let mut buf = [0u8; CANONICAL_MAX];
     let general = match canonical_rfc3339_parsed_in(text, &mut buf) {
         Ok((canonical, at)) if canonical == text => Some(at),

@@ -248,30 +248,42 @@ pub fn canonical_rfc3339_parsed_in<'b>(
 }
 
 /// The instant of `text` when it is canonical in the shape the API writes,
-/// `YYYY-MM-DDTHH:MM:SSZ`: `Some(at)` exactly when [`canonical_rfc3339_parsed_in`] returns
-/// `text` itself for a text of that shape, with the same `at`. `None` says nothing about any
-/// other text, which the general parse then reads. The decoder's fast path: it reads the
-/// fields at fixed places and writes no canonical copy to compare.
+/// `YYYY-MM-DDTHH:MM:SS[.F]Z` (Go's `RFC3339Nano` in UTC: one to nine fraction digits, the
+/// last not `0`): `Some(at)` exactly when [`canonical_rfc3339_parsed_in`] returns `text`
+/// itself for a text of that shape, with the same `at`. `None` says nothing about any other
+/// text, which the general parse then reads. The decoder's fast path: it reads the fields at
+/// fixed places and writes no canonical copy to compare.
 pub fn parsed_if_canonical_utc(text: &str) -> Option<Option<Timestamp>> {
-    let b: &[u8; 20] = text.as_bytes().try_into().ok()?;
-    if [
-        (4, b'-'),
-        (7, b'-'),
-        (10, b'T'),
-        (13, b':'),
-        (16, b':'),
-        (19, b'Z'),
-    ]
-    .iter()
-    .any(|&(i, c)| b[i] != c)
+    let b = text.as_bytes();
+    // `YYYY-MM-DDTHH:MM:SS`, then `Z` or `.F…Z`.
+    let (head, tail) = b.split_at_checked(19)?;
+    let head: &[u8; 19] = head.try_into().ok()?;
+    if [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')]
+        .iter()
+        .any(|&(i, c)| head[i] != c)
     {
         return None;
     }
-    let digit = |i: usize| {
-        let d = b[i].wrapping_sub(b'0');
+    let digit = |c: u8| {
+        let d = c.wrapping_sub(b'0');
         (d < 10).then_some(u32::from(d))
     };
-    let two = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
+    let two = |i: usize| Some(digit(head[i])? * 10 + digit(head[i + 1])?);
+    let nanos = match tail {
+        [b'Z'] => 0,
+        [b'.', fraction @ .., b'Z'] if (1..=9).contains(&fraction.len()) => {
+            // Canonical: no trailing zero (Go trims them).
+            if fraction.last() == Some(&b'0') {
+                return None;
+            }
+            let mut n = 0;
+            for &c in fraction {
+                n = n * 10 + digit(c)?;
+            }
+            n * 10u32.pow(9 - fraction.len() as u32)
+        }
+        _ => return None,
+    };
     let f = Rfc3339 {
         year: i64::from(two(0)? * 100 + two(2)?),
         month: two(5)?,
@@ -279,7 +291,7 @@ pub fn parsed_if_canonical_utc(text: &str) -> Option<Option<Timestamp>> {
         hour: two(11)?,
         minute: two(14)?,
         second: two(17)?,
-        nanos: 0,
+        nanos,
         sub_nanos_fs: 0,
         offset: 0,
     };
@@ -418,19 +430,29 @@ mod tests {
                 }
             }
         }
-        let base = "2026-12-02T01:26:23Z";
-        for i in 0..base.len() {
-            for c in [
-                '0', '5', '9', '-', ':', 'T', 'Z', 'z', 't', ' ', '/', '.', '+',
-            ] {
-                let mut t = base.to_string();
-                t.replace_range(i..=i, &c.to_string());
-                texts.push(t);
+        for base in [
+            "2026-12-02T01:26:23Z",
+            "2026-12-02T01:26:23.5Z",
+            "2026-12-02T01:26:23.312276917Z",
+            "2026-12-02T01:26:23.000001Z",
+        ] {
+            for i in 0..base.len() {
+                for c in [
+                    '0', '5', '9', '-', ':', 'T', 'Z', 'z', 't', ' ', '/', '.', '+',
+                ] {
+                    let mut t = base.to_string();
+                    t.replace_range(i..=i, &c.to_string());
+                    texts.push(t);
+                }
             }
         }
         texts.extend(
             [
-                "2026-12-02T01:26:23.5Z",
+                "2026-12-02T01:26:23.50Z",
+                "2026-12-02T01:26:23.Z",
+                "2026-12-02T01:26:23.1234567891Z",
+                "2026-12-02T01:26:23.000000000Z",
+                "2026-12-02T01:26:23.5+01:00",
                 "2026-12-02T1:26:23Z",
                 "2026-12-02T01:26:23+00:00",
                 "2026-12-02 01:26:23Z",
@@ -442,22 +464,28 @@ mod tests {
         for text in &texts {
             let fast = parsed_if_canonical_utc(text);
             let slow = general(text);
-            if text.len() == 20 {
+            // Of its shape (ends in `Z`, a fraction of one to nine digits if any): the same
+            // answer; of any other, none.
+            let b = text.as_bytes();
+            let shaped = b.len() >= 20
+                && b.last() == Some(&b'Z')
+                && (b.len() == 20 || (b[19] == b'.' && (22..=30).contains(&b.len())));
+            if shaped {
                 assert_eq!(fast, slow, "{text:?}");
             } else {
                 assert_eq!(fast, None, "{text:?}");
             }
             accepted += usize::from(fast.is_some());
         }
-        assert!(accepted > 400, "{accepted}");
+        assert!(accepted > 450, "{accepted}");
         assert_eq!(parsed_if_canonical_utc("0000-01-01T00:00:00Z"), Some(None));
     }
 
     proptest::proptest! {
-        /// The same on random 20-byte texts, near-valid ones most of all.
+        /// The same on random texts of 20 to 30 bytes, near-valid ones most of all.
         #[test]
         fn the_canonical_utc_fast_path_agrees_with_the_general_parse(
-            text in "[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9]Z|[0-9TZtz:. +-]{20}"
+            text in "[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{0,10})?Z|[0-9TZtz:. +-]{20,30}"
         ) {
             proptest::prop_assert_eq!(parsed_if_canonical_utc(&text), general(&text));
         }

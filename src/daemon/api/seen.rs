@@ -76,7 +76,11 @@ impl SeenIds {
     pub(super) fn retain_new<T>(&mut self, items: &mut Vec<T>, id: impl Fn(&T) -> Option<&str>) {
         let mut page = std::mem::take(&mut self.page);
         page.clear();
-        page.extend(items.iter().map(|item| id(item).map(|id| self.keys.hash_one(id))));
+        page.extend(
+            items
+                .iter()
+                .map(|item| id(item).map(|id| self.keys.hash_one(id))),
+        );
         self.read_ahead(&page);
         let mut hashes = page.iter();
         items.retain(|_| match hashes.next() {
