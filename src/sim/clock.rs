@@ -64,9 +64,15 @@ impl Clock for ManualClock {
     }
 }
 
-/// A time as the API writes it: RFC 3339 in UTC with `Z`, fractional seconds only when present.
+/// A time as the API writes it (Go's `time.RFC3339Nano` in UTC): `Z`, and fractional seconds
+/// only when present, without trailing zeros.
 pub fn format_time(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+    let mut text = time.to_rfc3339_opts(SecondsFormat::Nanos, true);
+    text.pop(); // the `Z`
+    let kept = text.trim_end_matches('0').trim_end_matches('.').len();
+    text.truncate(kept);
+    text.push('Z');
+    text
 }
 
 /// Parses an RFC 3339 time as the API reads it.
@@ -92,7 +98,12 @@ mod tests {
         let clock = ManualClock::new(start);
         assert_eq!(clock.now(), start);
         clock.advance(std::time::Duration::from_millis(1500));
-        assert_eq!(format_time(clock.now()), "2026-01-01T00:00:01.500Z");
+        assert_eq!(format_time(clock.now()), "2026-01-01T00:00:01.5Z");
+        // Go's RFC3339Nano: no fraction when whole, no trailing zeros otherwise.
+        assert_eq!(format_time(start), "2026-01-01T00:00:00Z");
+        for text in ["2026-01-01T00:00:00.12Z", "2026-01-01T00:00:00.000000001Z"] {
+            assert_eq!(format_time(parse_time(text).unwrap()), text);
+        }
         assert_eq!(to_timestamp(clock.now()).nanos(), 1_767_225_601_500_000_000);
     }
 }
