@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
 mod otlp;
-pub(crate) use otlp::Envelope;
+pub(crate) use otlp::{Envelope, Request};
 
 /// The name of the per-resource evaluate span.
 pub const EVALUATE: &str = "sentinel.evaluate";
@@ -223,6 +223,10 @@ impl CycleSpans {
                 scope: sink.scope.clone(),
             },
         });
+        let mut buf = Vec::new();
+        if let Some(Recorder::Otlp { out, .. }) = &recorder {
+            out.envelope.start(&mut buf);
+        }
         Some(CycleSpans {
             trace_id: poll.trace_id(),
             poll_id: poll.span_id(),
@@ -232,7 +236,7 @@ impl CycleSpans {
             topic: StringValue::from(Arc::<str>::from(to.topic)),
             publish_name: Cow::Owned(publish_name),
             messaging_system: to.messaging_system,
-            buf: Vec::new(),
+            buf,
             in_buf: 0,
         })
     }
@@ -391,19 +395,20 @@ impl CycleSpans {
     /// Writes the JSON lines of the spans ended since the last flush (one write per page), or
     /// queues them as one OTLP request.
     pub fn flush(&mut self) {
-        if self.buf.is_empty() {
-            return;
-        }
         match &self.recorder {
-            Some(Recorder::JsonLines { out, failing, .. }) => {
-                warn_once(failing, &out.write(&self.buf))
+            Some(Recorder::JsonLines { out, failing, .. }) if !self.buf.is_empty() => {
+                warn_once(failing, &out.write(&self.buf));
+                self.buf.clear();
             }
-            Some(Recorder::Otlp { out, .. }) => out
-                .exporter
-                .send(out.envelope.request(&self.buf), self.in_buf),
-            Some(Recorder::Processor { .. }) | None => {}
+            Some(Recorder::Otlp { out, .. }) if self.in_buf > 0 => {
+                // The page's buffer becomes the request; the next page starts in a new one.
+                let next = Vec::with_capacity(self.buf.capacity());
+                let page = std::mem::replace(&mut self.buf, next);
+                out.exporter.send(out.envelope.finish(page), self.in_buf);
+                out.envelope.start(&mut self.buf);
+            }
+            _ => {}
         }
-        self.buf.clear();
         self.in_buf = 0;
     }
 }

@@ -317,20 +317,115 @@ impl Envelope {
         }
     }
 
-    /// An `ExportTraceServiceRequest` of the encoded `ScopeSpans.spans` entries `spans`.
-    pub(crate) fn request(&self, spans: &[u8]) -> Vec<u8> {
-        let scope_spans = self.scope.len() + spans.len() + self.scope_schema.len();
+    /// The bytes kept in front of a page's spans for the envelope's head: the two opening
+    /// keys with lengths of any size, the resource and the scope.
+    fn head_room(&self) -> usize {
+        2 * (1 + MAX_LENGTH_LEN) + self.resource.len() + self.scope.len()
+    }
+
+    /// Starts a page in `buf` (emptied): room for the head, then the page's spans are appended.
+    pub(crate) fn start(&self, buf: &mut Vec<u8>) {
+        buf.clear();
+        buf.resize(self.head_room(), 0);
+    }
+
+    /// The `ExportTraceServiceRequest` of a page [`Envelope::start`]ed in `buf` and holding
+    /// the encoded `ScopeSpans.spans` entries after that: the tail appended and the head written
+    /// just before the spans, in place (the spans are never copied).
+    pub(crate) fn finish(&self, mut buf: Vec<u8>) -> Request {
+        let room = self.head_room();
+        let spans = buf.len().saturating_sub(room);
+        buf.extend_from_slice(&self.scope_schema);
+        buf.extend_from_slice(&self.resource_schema);
+        let scope_spans = self.scope.len() + spans + self.scope_schema.len();
         let resource_spans =
             self.resource.len() + field_len(scope_spans) + self.resource_schema.len();
-        let mut out = Vec::with_capacity(field_len(resource_spans));
-        open(&mut out, FIELD_1, resource_spans);
-        out.extend_from_slice(&self.resource);
-        open(&mut out, FIELD_2, scope_spans);
-        out.extend_from_slice(&self.scope);
-        out.extend_from_slice(spans);
-        out.extend_from_slice(&self.scope_schema);
-        out.extend_from_slice(&self.resource_schema);
-        out
+        let head = [
+            key_and_length(FIELD_1, resource_spans),
+            Head::Bytes(&self.resource),
+            key_and_length(FIELD_2, scope_spans),
+            Head::Bytes(&self.scope),
+        ];
+        let mut at = room;
+        for part in head.iter().rev() {
+            let part = part.as_slice();
+            at -= part.len();
+            buf[at..at + part.len()].copy_from_slice(part);
+        }
+        Request { buf, at }
+    }
+
+    /// An `ExportTraceServiceRequest` of the encoded `ScopeSpans.spans` entries `spans`.
+    #[cfg(test)]
+    pub(crate) fn request(&self, spans: &[u8]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        self.start(&mut buf);
+        buf.extend_from_slice(spans);
+        self.finish(buf).message().to_vec()
+    }
+}
+
+/// The most bytes a length takes as a varint (of a `usize` on 64 bits).
+const MAX_LENGTH_LEN: usize = 10;
+
+/// A part of an envelope's head: a key and a length (on the stack), or bytes of the envelope.
+enum Head<'a> {
+    Key([u8; 1 + MAX_LENGTH_LEN], usize),
+    Bytes(&'a [u8]),
+}
+
+impl Head<'_> {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Head::Key(b, n) => &b[..*n],
+            Head::Bytes(b) => b,
+        }
+    }
+}
+
+/// A length-delimited field's key and length.
+fn key_and_length(key: u8, len: usize) -> Head<'static> {
+    let mut out = [0u8; 1 + MAX_LENGTH_LEN];
+    out[0] = key;
+    let mut n = 1;
+    let mut v = len as u64;
+    while v >= 0x80 {
+        out[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    Head::Key(out, n + 1)
+}
+
+/// An encoded `ExportTraceServiceRequest`, after the unused part of its buffer.
+#[derive(Debug)]
+pub struct Request {
+    buf: Vec<u8>,
+    /// Where the message starts in `buf`.
+    at: usize,
+}
+
+impl Request {
+    /// A message that is all of `buf`.
+    pub fn whole(buf: Vec<u8>) -> Request {
+        Request { buf, at: 0 }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &[u8] {
+        &self.buf[self.at..]
+    }
+
+    /// Appends the resource spans of `other` (protobuf merges repeated fields: the two
+    /// requests end to end are one request with the spans of both).
+    pub fn append(&mut self, other: &Request) {
+        self.buf.extend_from_slice(other.message());
+    }
+
+    /// The message as shared bytes, without a copy.
+    pub fn into_bytes(self) -> prost::bytes::Bytes {
+        prost::bytes::Bytes::from(self.buf).slice(self.at..)
     }
 }
 

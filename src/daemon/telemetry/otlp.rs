@@ -17,6 +17,7 @@
 //! `OTEL_BSP_MAX_QUEUE_SIZE` spans already; [`Exporter::shutdown`] waits for the queue to drain.
 //! Invariant: the cycle never waits on the collector.
 
+use crate::daemon::spans::Request;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use std::str::FromStr as _;
@@ -217,7 +218,7 @@ mod send;
 /// A queued request and how many spans it holds.
 enum Job {
     Export {
-        body: Vec<u8>,
+        body: Request,
         spans: usize,
     },
     /// Answered once every request queued before it has been tried.
@@ -286,7 +287,7 @@ impl Exporter {
                                     body: more,
                                     spans: n,
                                 } if spans + n <= max_batch => {
-                                    body.extend_from_slice(&more);
+                                    body.append(&more);
                                     spans += n;
                                 }
                                 other => {
@@ -311,7 +312,7 @@ impl Exporter {
     }
 
     /// Queues a request of `spans` spans; drops it when the queue is full or shut down.
-    pub fn send(&self, body: Vec<u8>, spans: usize) {
+    pub fn send(&self, body: Request, spans: usize) {
         if self.closed.load(Ordering::Relaxed) {
             return;
         }
@@ -380,8 +381,8 @@ pub(crate) fn sdk_request(
 impl opentelemetry_sdk::trace::SpanExporter for SdkSpans {
     async fn export(&self, batch: Vec<opentelemetry_sdk::trace::SpanData>) -> OTelSdkResult {
         let spans = batch.len();
-        self.exporter
-            .send(sdk_request(batch, &self.resource), spans);
+        let request = Request::whole(sdk_request(batch, &self.resource));
+        self.exporter.send(request, spans);
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! body passed through as it is), errors worded as `opentelemetry-otlp` words them (they reach
 //! the export-failure WARN).
 
-use super::{Next, OtlpConfig, Protocol, with_retries};
+use super::{Next, OtlpConfig, Protocol, Request, with_retries};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use prost::bytes::{Buf as _, BufMut as _};
 use std::time::Duration;
@@ -52,7 +52,7 @@ impl Client {
     }
 
     /// Sends one `ExportTraceServiceRequest`.
-    pub(super) async fn export(&self, body: Vec<u8>) -> OTelSdkResult {
+    pub(super) async fn export(&self, body: Request) -> OTelSdkResult {
         match self {
             Client::Http {
                 client,
@@ -60,7 +60,7 @@ impl Client {
                 headers,
                 timeout,
             } => {
-                let body = prost::bytes::Bytes::from(body);
+                let body = body.into_bytes();
                 with_retries(*timeout, "HttpTracesClient.Export", classify_http, || {
                     post(client, url, headers, body.clone())
                 })
@@ -72,7 +72,7 @@ impl Client {
                 metadata,
                 timeout,
             } => {
-                let body = prost::bytes::Bytes::from(body);
+                let body = body.into_bytes();
                 with_retries(*timeout, "TonicTracesClient.Export", classify_grpc, || {
                     unary(channel.clone(), metadata.clone(), body.clone())
                 })
