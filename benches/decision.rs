@@ -3,7 +3,7 @@
 //! interpreter) with `condition()` registered. Each iteration decides one resource, so criterion
 //! reports time per decision. Kept short to run on 2 cores: `cargo bench --bench decision`.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use sentinel::cel::jit;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::resource::corpus::fleet;
@@ -205,6 +205,80 @@ fn decision(c: &mut Criterion) {
     group.finish();
 }
 
+/// `DECISION_PASSES=<decide|prepared>:<mix|settled>:<n>`: instead of timing, decides every
+/// resource of a fleet `n` times and exits, for counting instructions with callgrind: the
+/// difference of two runs with different `n`, divided by the fleet's size times their difference
+/// in `n`, is the count per decision. `decide` is the daemon's path ([`Compiled::decide`]:
+/// preparing the row, the native code and the Rust around it); `prepared` decides on rows
+/// prepared before the passes (the native code and the Rust around it only). `mix` is the
+/// generated fleet of the other benches; `settled` a fleet of realistic clusters all reconciled
+/// at `now`, as a steady-state daemon sees them (every decision a skip, every param evaluated).
+/// Both are decoded as `serve` decodes a page: under the rules' projection.
+fn passes(spec: &str) {
+    let usage = "DECISION_PASSES=<decide|prepared>:<mix|settled>:<n>";
+    let mut parts = spec.split(':');
+    let (what, which, n) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(w), Some(f), Some(n)) => (w, f, n.parse::<usize>().expect(usage)),
+        _ => panic!("{usage}"),
+    };
+    let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
+    let items: Vec<Json> = match which {
+        "mix" => fleet(FLEET, now, 42),
+        "settled" => {
+            let at = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+                .expect("valid time")
+                .to_utc();
+            // Every third realistic cluster is due; the others were reconciled at `now`.
+            (0..FLEET as u64 * 3 / 2)
+                .filter(|i| i % 3 != 0)
+                .map(|i| sentinel::sim::api::realistic_resource(i, at))
+                .collect()
+        }
+        _ => panic!("{usage}"),
+    };
+    let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
+    let projection = Arc::new(program.projection());
+    let body = serde_json::to_vec(&serde_json::json!({"items": items, "total": items.len()}))
+        .expect("serializable");
+    let page = sentinel::daemon::api::decode_page_with(&body, &projection).expect("decodes");
+    let resources: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
+    let compiled = Compiled::new(program, Engine::Jit).expect("jit compiles");
+    let native = compiled.jit().expect("native program");
+    let mut published = 0;
+    match what {
+        "decide" => {
+            let mut scratch = Scratch::default();
+            for _ in 0..n {
+                for r in &resources {
+                    published += usize::from(compiled.decide(r, now, &mut scratch).publish);
+                }
+            }
+        }
+        "prepared" => {
+            let prepared: Vec<jit::Prepared> = resources
+                .iter()
+                .map(|r| {
+                    let mut p = jit::Prepared::default();
+                    native.prepare(r, &mut p);
+                    p
+                })
+                .collect();
+            let mut scratch = jit::Scratch::default();
+            for _ in 0..n {
+                for p in &prepared {
+                    let outcome = native.decide(p, now, &mut scratch, jit::Params::Drop);
+                    published += usize::from(compiled.conclude_outcome(outcome).publish);
+                }
+            }
+        }
+        _ => panic!("{usage}"),
+    }
+    println!(
+        "{what} {which} x{n}: {} resources, {published} published",
+        resources.len()
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
@@ -213,4 +287,13 @@ criterion_group! {
         .measurement_time(Duration::from_secs(2));
     targets = decision
 }
-criterion_main!(benches);
+
+fn main() {
+    match std::env::var("DECISION_PASSES") {
+        Ok(spec) => passes(&spec),
+        Err(_) => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}
