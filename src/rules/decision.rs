@@ -566,8 +566,8 @@ impl fmt::Debug for Compiled {
 /// scratch space. Reuse one per thread: steady-state decisions do not allocate.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    /// The params evaluated by the last [`Compiled::explain`], in authored order (up to and
-    /// including a failing one).
+    /// The params evaluated by the last [`Compiled::explain`] (or, on the interpreter, the last
+    /// decision), in authored order (up to and including a failing one).
     pub slots: Vec<EvalResult>,
     jit: jit::Scratch,
     prepared: jit::Prepared,
@@ -667,36 +667,38 @@ impl Compiled {
         now: Timestamp,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.run(resource, now, scratch, Params::Keep)
+        let Some(native) = &self.jit else {
+            return self.program.interpret(resource, now, &mut scratch.slots);
+        };
+        native.prepare(resource, &mut scratch.prepared);
+        let outcome = native.decide(&scratch.prepared, now, &mut scratch.jit, Params::Keep);
+        scratch.jit.take_params(&mut scratch.slots);
+        self.conclude_outcome(outcome)
     }
 
-    /// Decides for one resource without keeping param values (the daemon's hot path).
+    /// Decides for one resource without keeping param values (the daemon's hot path): on the
+    /// JIT, `scratch.slots` is left as it was.
+    #[inline]
     pub fn decide(
         &self,
         resource: &Arc<Resource>,
         now: Timestamp,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.run(resource, now, scratch, Params::Drop)
-    }
-
-    fn run(
-        &self,
-        resource: &Arc<Resource>,
-        now: Timestamp,
-        scratch: &mut Scratch,
-        params: Params,
-    ) -> Decision {
         let Some(native) = &self.jit else {
             return self.program.interpret(resource, now, &mut scratch.slots);
         };
-        native.prepare(resource, &mut scratch.prepared);
-        let outcome = native.decide(&scratch.prepared, now, &mut scratch.jit, params);
-        scratch.slots.clear();
-        if params == Params::Keep {
-            scratch.jit.take_params(&mut scratch.slots);
+        match native.prepare_and_decide(resource, &mut scratch.prepared, now, &mut scratch.jit) {
+            Ok(true) => Decision {
+                publish: true,
+                reason: Reason::Matched,
+            },
+            Ok(false) => Decision {
+                publish: false,
+                reason: Reason::ResultFalse,
+            },
+            Err(outcome) => self.conclude_failure(outcome),
         }
-        self.conclude_outcome(outcome)
     }
 
     /// Turns the native code's outcome into a decision, as [`Program::interpret`] would.

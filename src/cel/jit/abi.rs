@@ -174,10 +174,17 @@ pub struct Ctx {
     /// The result value by class (output).
     pub out: [u64; 2],
     /// Where each param's value is stored by class (`[u64; 2]` per param), for `eval` and for
-    /// params evaluated by the interpreter.
+    /// params evaluated by the interpreter; null for a body that stores none.
     pub params: *mut [u64; 2],
-    /// The Rust-side environment: a `*mut CallEnv`.
-    pub env: *mut u8,
+    /// What the helpers see (native code only passes the context on): the program's
+    /// [`Tables`].
+    pub tables: *const Tables,
+    /// The thread's [`Scratch`].
+    pub scratch: *mut Scratch,
+    /// The decision's resource (an `Arc<Resource>`), or null.
+    pub resource: *const Arc<Resource>,
+    /// A standalone expression's `Activation` (its variables), or null for a decision.
+    pub activation: *const (),
 }
 
 /// Which operation a generic helper call performs, with its result class.
@@ -481,7 +488,9 @@ unsafe fn boxed_arg<'a>(args: *const *const Boxed, i: usize) -> &'a Value {
     unsafe { (*args.add(i)).as_ref() }.map_or(NULL_BOX.value(), Boxed::value)
 }
 
-/// Runs `body` with the call's environment, turning a panic into an error.
+/// Runs `body` with the call's environment, turning a panic into an error. The environment is
+/// made here from the context, on a helper call only: a decision that calls no helper never
+/// builds one.
 ///
 /// # Safety
 /// `ctx` is the live context of the running call.
@@ -489,11 +498,33 @@ unsafe fn with_env(
     ctx: *mut Ctx,
     body: impl FnOnce(&mut CallEnv<'_>) -> *const EvalError,
 ) -> *const EvalError {
-    // SAFETY: the caller guarantees `ctx`; `env` was set by `Compiled::run` to a `CallEnv` that
-    // outlives the call, and native code never touches it.
-    let env = unsafe { &mut *((*ctx).env as *mut CallEnv<'_>) };
+    // SAFETY: the caller guarantees `ctx`, whose pointers the one caller of compiled code
+    // (`Code::run`) set from references that outlive the call: the tables, the thread's scratch
+    // (native code only writes its param buffer, never while a helper runs), the resource (or
+    // null), and a standalone expression's activation (or null). Native code never reads them.
+    let (c, act) = unsafe { (&*ctx, (*ctx).activation.cast::<Activation<'_>>().as_ref()) };
+    let (resource, now, reason, slots) = match act {
+        Some(act) => (act.resource, act.now, act.reason, Some(act.slots)),
+        None => (
+            // SAFETY: as above.
+            unsafe { c.resource.as_ref() },
+            Timestamp::from_repr(join(c.now[0], c.now[1])).ok(),
+            None,
+            None,
+        ),
+    };
+    let mut env = CallEnv {
+        // SAFETY: as above.
+        tables: unsafe { &*c.tables },
+        // SAFETY: as above.
+        scratch: unsafe { &mut *c.scratch },
+        resource,
+        now,
+        reason,
+        slots,
+    };
     env.scratch.dirty = true;
-    match catch_unwind(AssertUnwindSafe(|| body(&mut *env))) {
+    match catch_unwind(AssertUnwindSafe(|| body(&mut env))) {
         Ok(e) => e,
         Err(_) => env.error(internal("a helper panicked")),
     }

@@ -116,6 +116,8 @@ pub(crate) struct Built {
     pub entry: *const u8,
     /// The same function for rows without field errors (decisions only; else `entry`).
     pub clean_entry: *const u8,
+    /// Whether `clean_entry` stores the params in the param buffer (`entry` always does).
+    pub clean_stores_params: bool,
     pub tables: Tables,
     pub needs: Needs,
     /// Per param, then the result.
@@ -292,6 +294,7 @@ fn attempt(
         module,
         entry,
         clean_entry,
+        clean_stores_params: clean_stores_params(fallback),
         tables,
         needs,
         nativeness,
@@ -327,6 +330,7 @@ fn body(
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let mut l = start(b, parts, unit);
         l.clean = clean;
+        l.store_params = !clean || clean_stores_params(fallback);
         let n = unit.params.len();
         for (i, p) in unit.params.iter().enumerate() {
             let Some(p) = p else { continue };
@@ -401,6 +405,7 @@ fn start<'a, 'm>(
         err_target,
         locals: Vec::new(),
         clean: false,
+        store_params: true,
         sites: parts.sites,
         expr: 0,
     }
@@ -449,6 +454,13 @@ fn define(
     Ok(listing)
 }
 
+/// Whether the clean body stores the params. It runs only for decisions that keep no param
+/// values (`Params::Drop`), so it stores them only when an expression runs in the interpreter,
+/// which reads the earlier params back from the buffer.
+fn clean_stores_params(fallback: &[Option<String>]) -> bool {
+    fallback.iter().any(Option::is_some)
+}
+
 fn report(fallback: Option<&str>) -> Nativeness {
     match fallback {
         Some(why) => Nativeness::Interpreted(why.to_string()),
@@ -469,8 +481,8 @@ fn lower_or_interpret(
     }
 }
 
-/// Param `i`: evaluated in order and stored in the param buffer; its failure ends the function
-/// (the first failing param decides).
+/// Param `i`: evaluated in order and stored in the param buffer (when the body stores them); its
+/// failure ends the function (the first failing param decides).
 fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str>) -> Lowering<()> {
     l.expr = i;
     l.enter(p.span);
@@ -479,18 +491,9 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     l.err_target = handler;
     let v = lower_or_interpret(l, p, i, fallback)?;
     l.tables.param_classes[i] = Some(v.class);
-    l.noted(
-        NoteKind::Param,
-        format!("stores param {i} in the param buffer"),
-        |l| {
-            let buf =
-                l.b.ins()
-                    .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
-            // Stored as held (a bool's upper bytes are stale: readers mask them).
-            l.b.ins()
-                .store(MemFlagsData::trusted(), v.v, buf, (i * 16) as i32);
-        },
-    );
+    if l.store_params {
+        store_param(l, i, v);
+    }
     let ty = l.cl_type(v.class);
     let var = l.b.declare_var(ty);
     l.b.def_var(var, v.v);
@@ -528,6 +531,23 @@ fn lower_param(l: &mut Lower<'_, '_>, i: usize, p: &TExpr, fallback: Option<&str
     l.b.seal_block(cont);
     l.b.switch_to_block(cont);
     Ok(())
+}
+
+/// Stores param `i` in the param buffer (for `Params::Keep` and for an expression the
+/// interpreter evaluates).
+fn store_param(l: &mut Lower<'_, '_>, i: usize, v: Lowered) {
+    l.noted(
+        NoteKind::Param,
+        format!("stores param {i} in the param buffer"),
+        |l| {
+            let buf =
+                l.b.ins()
+                    .load(l.ptr, row_flags(), l.ctx, offset_of!(Ctx, params) as i32);
+            // Stored as held (a bool's upper bytes are stale: readers mask them).
+            l.b.ins()
+                .store(MemFlagsData::trusted(), v.v, buf, (i * 16) as i32);
+        },
+    );
 }
 
 /// The result: returned as a decision or a value.

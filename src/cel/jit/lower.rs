@@ -186,6 +186,8 @@ pub(crate) struct Lower<'a, 'm> {
     /// Lowering the body for rows without field errors ([`crate::cel::jit::Prepared`]'s
     /// `clean`): slot reads skip their error checks.
     pub clean: bool,
+    /// Whether each param is stored in the param buffer (`Ctx::params`) as it is computed.
+    pub store_params: bool,
     /// Where each instruction comes from (see `sites`).
     pub sites: &'m mut Sites,
     /// The expression being lowered: params by index, then the result.

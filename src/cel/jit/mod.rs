@@ -34,7 +34,7 @@ use crate::cel::interp::Activation;
 use crate::cel::time::Timestamp;
 use crate::cel::typed::TExpr;
 use crate::cel::value::{ErrorKind, EvalError, EvalResult, Value};
-use abi::{CallEnv, Class, Ctx, Tables};
+use abi::{Class, Ctx, Tables};
 use compile::{Built, ResultKind, Unit};
 use cranelift_jit::JITModule;
 use lower::Mode;
@@ -83,9 +83,14 @@ pub enum Outcome {
 /// A finalized native function and the JIT module that owns its memory.
 struct Code {
     module: Mutex<Option<JITModule>>,
+    /// Checks every slot read for a field error and stores every param in the param buffer.
     entry: *const u8,
-    /// `entry` compiled without the error checks of slot reads, for clean rows.
+    /// `entry` compiled without the error checks of slot reads, for clean rows, and storing the
+    /// params only if `clean_stores_params`.
     clean_entry: *const u8,
+    /// Whether `clean_entry` stores the params (an expression the interpreter evaluates reads
+    /// them back).
+    clean_stores_params: bool,
     tables: Tables,
 }
 
@@ -106,10 +111,22 @@ impl Drop for Code {
     }
 }
 
-/// What one call passes to compiled code.
-struct Call<'r> {
-    row: Option<&'r Prepared>,
-    now: Option<Timestamp>,
+/// Which body a call runs and what it hands over.
+#[derive(Clone, Copy)]
+struct Call {
+    /// `entry` or `clean_entry` of the code.
+    entry: *const u8,
+    /// The prepared row (`Prepared::slots` of a row filled for this program), or null.
+    row: *const u8,
+    /// The param buffer (the scratch's, sized for every param), or null for a body that stores
+    /// none.
+    params: *mut [u64; 2],
+    /// `now`'s packed form.
+    now: i128,
+    /// The resource, or null.
+    resource: *const Arc<Resource>,
+    /// A standalone expression's `Activation`, or null.
+    activation: *const (),
 }
 
 impl Code {
@@ -119,55 +136,60 @@ impl Code {
             module: Mutex::new(Some(b.module)),
             entry: b.entry,
             clean_entry: b.clean_entry,
+            clean_stores_params: b.clean_stores_params,
             tables: b.tables,
         })
     }
 
-    /// Runs the compiled function with `env` for its helpers; returns its code and outputs.
+    /// The param buffer of `scratch`, sized for every param of this code.
+    fn param_buffer(&self, scratch: &mut Scratch) -> *mut [u64; 2] {
+        let n = self.tables.param_classes.len();
+        if scratch.bits.len() < n {
+            scratch.bits.resize(n, [0, 0]);
+        }
+        scratch.bits.as_mut_ptr()
+    }
+
+    /// Runs one body of the compiled function; `then` gets its code and outputs in place (no
+    /// copy of the `Ctx` on the hot path).
     ///
     /// # Safety
     ///
-    /// This is the one place that calls compiled code. It is sound because: `entry` and
-    /// `clean_entry` are finalized functions of the live module `self` owns, built by
-    /// `compile::build` with the signature `extern "C" fn(*mut Ctx) -> u32` (the clean one only
-    /// for rows whose every slot has a null error, so the checks it omits would all pass); the `Ctx` is built here from references that
-    /// outlive the call (the row of a [`Prepared`] filled for this program, checked by the
-    /// caller; the param buffer, sized here for every param; and `env`, which the helpers alone
-    /// dereference); compiled code only reads the row, writes the `Ctx` outputs and the param
-    /// buffer, and never traps (divisions are guarded); helpers catch panics.
-    ///
-    /// `then` gets the code and the outputs in place (no copy of the `Ctx` on the hot path).
+    /// This is the one place that calls compiled code. It is sound because: `call.entry` is
+    /// `entry` or `clean_entry`, finalized functions of the live module `self` owns, built by
+    /// `compile::build` with the signature `extern "C" fn(*mut Ctx) -> u32`; the caller passes
+    /// `clean_entry` only for a row whose every slot has a null error (so the checks it omits
+    /// would all pass) and a null param buffer only to a body that stores no param; `call.row`
+    /// is null (standalone expressions, which never read it) or the slots of a [`Prepared`]
+    /// filled for this program, borrowed by the caller for the call; the param buffer is
+    /// `scratch`'s, sized by [`Code::param_buffer`]; the resource and the activation are null
+    /// or borrowed by the caller for the call. Compiled code only reads the row and the inputs,
+    /// writes the `Ctx` outputs and the param buffer, and never traps (divisions are guarded);
+    /// the helpers it calls reach the tables, the scratch, the resource and the activation
+    /// through the `Ctx` (no other reference to the scratch is used during the call) and catch
+    /// panics.
     #[inline(always)]
-    fn run<R>(
+    unsafe fn run<R>(
         &self,
-        call: &Call<'_>,
-        env: &mut CallEnv<'_>,
+        call: Call,
+        scratch: &mut Scratch,
         then: impl FnOnce(u32, &Ctx) -> R,
     ) -> R {
-        let now = call.now.unwrap_or(Timestamp::UNIX_EPOCH).repr();
-        let n = self.tables.param_classes.len();
-        if env.scratch.bits.len() < n {
-            env.scratch.bits.resize(n, [0, 0]);
-        }
         let mut ctx = Ctx {
-            now: [now as u64, ((now as u128) >> 64) as u64],
-            row: call
-                .row
-                .map_or(std::ptr::null(), |p| p.slots.as_ptr() as *const u8),
+            now: [call.now as u64, ((call.now as u128) >> 64) as u64],
+            row: call.row,
             error: std::ptr::null(),
             failed: 0,
             out: [0, 0],
-            params: env.scratch.bits.as_mut_ptr(),
-            env: env as *mut CallEnv<'_> as *mut u8,
-        };
-        // A row without field errors runs the body that does not check for them.
-        let entry = match call.row {
-            Some(row) if row.clean => self.clean_entry,
-            _ => self.entry,
+            params: call.params,
+            tables: &self.tables,
+            scratch,
+            resource: call.resource,
+            activation: call.activation,
         };
         // SAFETY: see the function's `# Safety` section.
         let code = unsafe {
-            let f = std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(entry);
+            let f = std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(call.entry);
             f(&mut ctx)
         };
         then(code, &ctx)
@@ -332,33 +354,99 @@ impl JitProgram {
             return misprepared();
         }
         debug_assert!(prepared.resource.is_some());
-        scratch.reset();
-        let call = Call {
-            row: Some(prepared),
-            now: Some(now),
-        };
-        let mut env = CallEnv {
-            tables: &self.code.tables,
-            scratch,
-            resource: prepared.resource.as_ref(),
-            now: Some(now),
-            reason: None,
-            slots: None,
-        };
-        let outcome = self.code.run(&call, &mut env, |code, ctx| match code {
-            // The common outcomes stay inline; the rest read the outputs out of line.
-            compile::RET_FALSE => Outcome::Bool(false),
-            compile::RET_TRUE => Outcome::Bool(true),
-            _ => self.outcome(code, ctx),
-        });
-        if params == Params::Keep {
-            let (n, failed) = match &outcome {
-                Outcome::ParamFailed(i, e) => (*i, Some(e.clone())),
-                _ => (self.code.tables.param_classes.len(), None),
-            };
-            // SAFETY: compiled code stored every param before `n` (the first `n` succeeded).
-            unsafe { abi::materialize(&self.code.tables, scratch, n, failed) };
+        match params {
+            Params::Drop => match self.run_dropping(prepared, now, scratch) {
+                Ok(b) => Outcome::Bool(b),
+                Err(outcome) => outcome,
+            },
+            Params::Keep => self.run_keeping(prepared, now, scratch),
         }
+    }
+
+    /// Prepares `resource` into `into` and decides at `now`, keeping no param values: the
+    /// daemon's path. Gives the result when it is a bool (the native code's return code is the
+    /// decision), else the outcome (a failure, or a `dyn` result that is not a bool).
+    #[inline(always)]
+    pub fn prepare_and_decide(
+        &self,
+        resource: &Arc<Resource>,
+        into: &mut Prepared,
+        now: Timestamp,
+        scratch: &mut Scratch,
+    ) -> Result<bool, Outcome> {
+        self.prepare(resource, into);
+        self.run_dropping(into, now, scratch)
+    }
+
+    /// Runs the body for `prepared` (filled for this program) without keeping param values.
+    #[inline(always)]
+    fn run_dropping(
+        &self,
+        prepared: &Prepared,
+        now: Timestamp,
+        scratch: &mut Scratch,
+    ) -> Result<bool, Outcome> {
+        scratch.reset();
+        let code = &self.code;
+        // A row without field errors runs the body that does not check for them, which needs
+        // the param buffer only when the interpreter evaluates one of its expressions.
+        let (entry, params) = if !prepared.clean {
+            (code.entry, code.param_buffer(scratch))
+        } else if code.clean_stores_params {
+            (code.clean_entry, code.param_buffer(scratch))
+        } else {
+            (code.clean_entry, std::ptr::null_mut())
+        };
+        let call = Call {
+            entry,
+            row: prepared.slots.as_ptr().cast(),
+            params,
+            now: now.repr(),
+            resource: prepared.resource.as_ref().map_or(std::ptr::null(), |r| r),
+            activation: std::ptr::null(),
+        };
+        // SAFETY: `entry` is `clean_entry` only for a clean row, with a null buffer only if that
+        // body stores no param; the row was filled for this program (checked or made so by the
+        // caller); `prepared` and `scratch` are borrowed for the call.
+        unsafe {
+            code.run(call, scratch, |code, ctx| match code {
+                // The common outcomes stay inline; the rest read the outputs out of line.
+                compile::RET_FALSE => Ok(false),
+                compile::RET_TRUE => Ok(true),
+                _ => Err(self.outcome(code, ctx)),
+            })
+        }
+    }
+
+    /// Runs the checked body (which stores every param) and keeps the evaluated params' values
+    /// in `scratch.params()`.
+    #[inline(never)]
+    fn run_keeping(&self, prepared: &Prepared, now: Timestamp, scratch: &mut Scratch) -> Outcome {
+        scratch.reset();
+        let code = &self.code;
+        let call = Call {
+            entry: code.entry,
+            row: prepared.slots.as_ptr().cast(),
+            params: code.param_buffer(scratch),
+            now: now.repr(),
+            resource: prepared.resource.as_ref().map_or(std::ptr::null(), |r| r),
+            activation: std::ptr::null(),
+        };
+        // SAFETY: the checked body with the param buffer; the row was filled for this program
+        // (checked by `decide`); `prepared` and `scratch` are borrowed for the call.
+        let outcome = unsafe {
+            code.run(call, scratch, |code, ctx| match code {
+                compile::RET_FALSE => Outcome::Bool(false),
+                compile::RET_TRUE => Outcome::Bool(true),
+                _ => self.outcome(code, ctx),
+            })
+        };
+        let (n, failed) = match &outcome {
+            Outcome::ParamFailed(i, e) => (*i, Some(e.clone())),
+            _ => (code.tables.param_classes.len(), None),
+        };
+        // SAFETY: compiled code stored every param before `n` (the first `n` succeeded).
+        unsafe { abi::materialize(&code.tables, scratch, n, failed) };
         outcome
     }
 
@@ -444,23 +532,22 @@ impl JitExpr {
     pub fn eval(&self, act: &Activation<'_>, scratch: &mut Scratch) -> EvalResult {
         scratch.reset();
         let call = Call {
-            row: None,
-            now: act.now,
+            entry: self.code.entry,
+            row: std::ptr::null(),
+            params: std::ptr::null_mut(),
+            now: act.now.unwrap_or(Timestamp::UNIX_EPOCH).repr(),
+            resource: act.resource.map_or(std::ptr::null(), |r| r),
+            activation: (act as *const Activation<'_>).cast(),
         };
-        let mut env = CallEnv {
-            tables: &self.code.tables,
-            scratch,
-            resource: act.resource,
-            now: act.now,
-            reason: act.reason,
-            slots: Some(act.slots),
-        };
-        self.code.run(&call, &mut env, |code, ctx| match code {
+        let then = |code, ctx: &Ctx| match code {
             compile::RET_VALUE => {
                 // SAFETY: a boxed result lives in the scratch arena until the next call.
                 unsafe { abi::result_value(self.class, ctx.out) }
             }
             _ => Err(reported_error(ctx)),
-        })
+        };
+        // SAFETY: a standalone expression's checked body reads no row and stores no param (it
+        // has none); `act` and `scratch` are borrowed for the call.
+        unsafe { self.code.run(call, scratch, then) }
     }
 }
