@@ -169,10 +169,10 @@ pub struct Ctx {
     pub row: *const u8,
     /// The error of the failing param or of the result (output).
     pub error: *const EvalError,
-    /// The index of the failing param (output).
-    pub failed: u64,
-    /// The result value by class (output).
-    pub out: [u64; 2],
+    /// The index of the failing param (output, written before `RET_PARAM_FAILED` only).
+    pub failed: std::mem::MaybeUninit<u64>,
+    /// The result value by class (output, written before `RET_VALUE` only).
+    pub out: std::mem::MaybeUninit<[u64; 2]>,
     /// Where each param's value is stored by class (`[u64; 2]` per param), for `eval` and for
     /// params evaluated by the interpreter; null for a body that stores none.
     pub params: *mut [u64; 2],

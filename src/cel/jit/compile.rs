@@ -4,7 +4,9 @@
 //! Takes typed trees; gives a finalized function in its own [`JITModule`], the tables it refers
 //! to, what it reads of a resource, and per param whether it runs natively. A param that cannot
 //! be lowered (or is too large) runs whole in the interpreter from inside the native function,
-//! which reads the earlier params back from the param buffer every function fills.
+//! which reads the earlier params back from the param buffer (every function fills it but the
+//! clean body of a decision whose expressions are all native, which runs only when no param
+//! value is kept).
 //!
 //! Invariant: a [`Built`] function's entry has the signature `extern "C" fn(*mut Ctx) -> u32`
 //! and returns one of the `RET_*` codes.

@@ -179,8 +179,9 @@ impl Code {
             now: [call.now as u64, ((call.now as u128) >> 64) as u64],
             row: call.row,
             error: std::ptr::null(),
-            failed: 0,
-            out: [0, 0],
+            // Outputs written only with the codes that report them: not initialized here.
+            failed: std::mem::MaybeUninit::uninit(),
+            out: std::mem::MaybeUninit::uninit(),
             params: call.params,
             tables: &self.tables,
             scratch,
@@ -332,6 +333,7 @@ impl JitProgram {
 
     /// Prepares a resource for this program (reusing `into`'s memory): the one-time work of
     /// decoding what the compiled code reads.
+    #[inline]
     pub fn prepare(&self, resource: &Arc<Resource>, into: &mut Prepared) {
         into.fill(resource, &self.needs);
         into.program = self.id;
@@ -457,16 +459,20 @@ impl JitProgram {
             compile::RET_FALSE => Outcome::Bool(false),
             compile::RET_TRUE => Outcome::Bool(true),
             compile::RET_PARAM_FAILED => {
-                Outcome::ParamFailed(ctx.failed as usize, reported_error(ctx))
+                // SAFETY: compiled code writes `failed` before returning `RET_PARAM_FAILED`.
+                let failed = unsafe { ctx.failed.assume_init() };
+                Outcome::ParamFailed(failed as usize, reported_error(ctx))
             }
             compile::RET_FAILED => Outcome::ResultFailed(reported_error(ctx)),
-            _ => {
-                // SAFETY: a boxed result lives in the scratch arena until the next call.
-                match unsafe { abi::result_value(self.value_class, ctx.out) } {
+            compile::RET_VALUE => {
+                // SAFETY: compiled code writes `out` before returning `RET_VALUE`; a boxed result
+                // lives in the scratch arena until the next call.
+                match unsafe { abi::result_value(self.value_class, ctx.out.assume_init()) } {
                     Ok(v) => Outcome::Value(v),
                     Err(e) => Outcome::ResultFailed(e),
                 }
             }
+            _ => Outcome::ResultFailed(internal("unknown return code")),
         }
     }
 }
@@ -541,8 +547,9 @@ impl JitExpr {
         };
         let then = |code, ctx: &Ctx| match code {
             compile::RET_VALUE => {
-                // SAFETY: a boxed result lives in the scratch arena until the next call.
-                unsafe { abi::result_value(self.class, ctx.out) }
+                // SAFETY: compiled code writes `out` before returning `RET_VALUE`; a boxed
+                // result lives in the scratch arena until the next call.
+                unsafe { abi::result_value(self.class, ctx.out.assume_init()) }
             }
             _ => Err(reported_error(ctx)),
         };

@@ -59,6 +59,8 @@ pub(crate) struct Needs {
     pub slots: Vec<FieldKey>,
     /// Constant condition names, by index.
     pub conds: Vec<Arc<str>>,
+    /// How many slots hold a box (counted as slots are added, not per fill).
+    boxes: usize,
 }
 
 impl Needs {
@@ -67,6 +69,7 @@ impl Needs {
         match self.slots.iter().position(|k| *k == key) {
             Some(i) => i,
             None => {
+                self.boxes += usize::from(key.is_boxed());
                 self.slots.push(key);
                 self.slots.len() - 1
             }
@@ -83,20 +86,18 @@ impl Needs {
             }
         }
     }
+}
 
-    fn boxes(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|k| {
-                matches!(
-                    k,
-                    FieldKey::Resource
-                        | FieldKey::ResourceStr(_)
-                        | FieldKey::Cond(_)
-                        | FieldKey::CondStr(..)
-                )
-            })
-            .count()
+impl FieldKey {
+    /// Whether the slot of this field holds a box.
+    fn is_boxed(self) -> bool {
+        matches!(
+            self,
+            FieldKey::Resource
+                | FieldKey::ResourceStr(_)
+                | FieldKey::Cond(_)
+                | FieldKey::CondStr(..)
+        )
     }
 }
 
@@ -163,7 +164,7 @@ impl Prepared {
         self.boxes.clear();
         self.owned.clear();
         self.conds.clear();
-        self.boxes.reserve(needs.boxes());
+        self.boxes.reserve(needs.boxes);
         let r = &**resource;
         self.conds
             .extend(needs.conds.iter().map(|name| r.condition(name)));
