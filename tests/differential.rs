@@ -556,6 +556,31 @@ fn deep_and_huge_expressions_compile_or_fall_back_without_crashing() {
     assert_agree(&p, &odd_resources()[..3]);
 }
 
+/// The hot path keeps no param values, so its body stores none, except when an expression runs
+/// in the interpreter, which reads the earlier params back: deciding with a fresh scratch (no
+/// values left by an earlier call) shows that the interpreted param sees them.
+#[test]
+fn an_interpreted_param_reads_the_earlier_params_on_the_hot_path() {
+    let huge = format!("{} - small", wide_sum(14));
+    let p = program(
+        &[("small", "resource.generation"), ("huge", &huge)],
+        "huge == small * 16383",
+    );
+    let interp = Compiled::new(p.clone(), Engine::Interp).expect("interp");
+    let native = Compiled::new(p, Engine::Jit).expect("compiles");
+    let status = native.jit().expect("native").nativeness().to_vec();
+    assert!(
+        matches!(&status[1], Nativeness::Interpreted(why) if why.contains("too large")),
+        "{status:?}"
+    );
+    for json in fleet(20, now(), 5) {
+        let r = Arc::new(Resource::from_json(json));
+        let expected = interp.decide(&r, now(), &mut Scratch::default());
+        assert!(expected.publish, "{expected:?}");
+        assert_eq!(native.decide(&r, now(), &mut Scratch::default()), expected);
+    }
+}
+
 #[test]
 fn comprehensions_and_map_literals_are_native() {
     let p = program(
