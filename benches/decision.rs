@@ -128,14 +128,7 @@ fn decision(c: &mut Criterion) {
     let interp = Compiled::new(program.clone(), Engine::Interp).expect("interp");
     let compiled = Compiled::new(program, Engine::Jit).expect("jit compiles");
     let native = compiled.jit().expect("native program");
-    let prepared: Vec<jit::Prepared> = resources
-        .iter()
-        .map(|r| {
-            let mut p = jit::Prepared::default();
-            native.prepare(r, &mut p);
-            p
-        })
-        .collect();
+    let prepared: Vec<jit::Prepared> = resources.iter().map(|r| native.prepared(r)).collect();
     let rules = cel_rules();
     let cel_fleet: Vec<CelResource> = jsons.iter().map(cel_resource).collect();
     let cel_now = cel::Value::Timestamp(
@@ -255,14 +248,8 @@ fn passes(spec: &str) {
             }
         }
         "prepared" => {
-            let prepared: Vec<jit::Prepared> = resources
-                .iter()
-                .map(|r| {
-                    let mut p = jit::Prepared::default();
-                    native.prepare(r, &mut p);
-                    p
-                })
-                .collect();
+            let prepared: Vec<jit::Prepared> =
+                resources.iter().map(|r| native.prepared(r)).collect();
             let mut scratch = jit::Scratch::default();
             for _ in 0..n {
                 for p in &prepared {

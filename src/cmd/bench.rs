@@ -283,14 +283,7 @@ fn time_jit_sweep(
     now: Timestamp,
     passes: usize,
 ) -> Timing {
-    let prepared: Vec<jit::Prepared> = fleet
-        .iter()
-        .map(|r| {
-            let mut p = jit::Prepared::default();
-            native.prepare(r, &mut p);
-            p
-        })
-        .collect();
+    let prepared: Vec<jit::Prepared> = fleet.iter().map(|r| native.prepared(r)).collect();
     let mut scratch = jit::Scratch::default();
     time_passes(fleet.len(), passes, || {
         prepared

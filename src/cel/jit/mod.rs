@@ -339,6 +339,13 @@ impl JitProgram {
         into.program = self.id;
     }
 
+    /// A resource prepared for this program in a row of its own (for holding rows of many).
+    pub fn prepared(&self, resource: &Arc<Resource>) -> Prepared {
+        let mut row = Prepared::default();
+        self.prepare(resource, &mut row);
+        row
+    }
+
     /// Decides for a prepared resource at `now` (for a [`JitProgram::compile_param`] slice, the
     /// param's value is an [`Outcome::Value`]). With [`Params::Keep`], `scratch.params()` holds
     /// every evaluated param's value afterwards (up to and including a failing one).
