@@ -13,6 +13,7 @@
 use crate::daemon::event::Event;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ pub use pubsub::{
     EMULATOR_HOST_VAR, HEALTH_PROBE_TOPIC, PubSubOptions, PubSubPublisher, UUID_ATTRIBUTE,
     emulator_endpoint, topic_path,
 };
-pub use rabbit::{RabbitOptions, RabbitPublisher};
+pub use rabbit::{RabbitOptions, RabbitPublisher, check_frame_reader};
 
 /// A startup problem: the configuration cannot be found, read or accepted, or the broker cannot
 /// be reached. Fatal.
@@ -280,14 +281,42 @@ impl Publisher {
 pub(crate) enum Link {
     /// No connection (lost, or never established).
     Down,
-    /// A connection; lapin keeps its status current (closed on a socket error or a missed
-    /// heartbeat, blocked while the broker says `connection.blocked`).
-    Up(lapin::ConnectionStatus),
+    /// A connection; its reader keeps the status current (closed on a socket error, a missed
+    /// heartbeat or the broker's `connection.close`, blocked while the broker says
+    /// `connection.blocked`).
+    Up(Arc<ConnectionStatus>),
     /// The outcome of the last health probe (Pub/Sub, whose client holds no connection to
     /// watch): `None` when the broker answered, else what is wrong.
     Probed(Option<String>),
     /// The publisher was closed.
     Closed,
+}
+
+/// What readiness needs to know of an AMQP connection, kept current by the connection's reader.
+#[derive(Debug, Default)]
+pub(crate) struct ConnectionStatus {
+    connected: AtomicBool,
+    blocked: AtomicBool,
+}
+
+impl ConnectionStatus {
+    /// Whether the connection is open.
+    pub(crate) fn connected(&self) -> bool {
+        self.connected.load(Ordering::Acquire)
+    }
+
+    /// Whether the broker has said `connection.blocked` (and not yet `unblocked`).
+    pub(crate) fn blocked(&self) -> bool {
+        self.blocked.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_connected(&self, connected: bool) {
+        self.connected.store(connected, Ordering::Release);
+    }
+
+    pub(crate) fn set_blocked(&self, blocked: bool) {
+        self.blocked.store(blocked, Ordering::Release);
+    }
 }
 
 /// A live view of a publisher's broker connection, shared with the health server. The default
@@ -379,9 +408,17 @@ mod tests {
         let liveness = Liveness::new(link.clone());
         let not_established = Some("RabbitMQ connection is not established".to_string());
         assert_eq!(liveness.problem(), not_established);
-        // A connection lapin has not (or no longer) marked connected.
-        *link.lock().unwrap() = Link::Up(lapin::ConnectionStatus::default());
+        // A connection its reader has not (or no longer) marked connected.
+        let status = Arc::new(ConnectionStatus::default());
+        *link.lock().unwrap() = Link::Up(status.clone());
         assert_eq!(liveness.problem(), not_established);
+        status.set_connected(true);
+        assert_eq!(liveness.problem(), None);
+        status.set_blocked(true);
+        assert_eq!(
+            liveness.problem(),
+            Some("RabbitMQ connection is blocked by the broker".to_string())
+        );
         *link.lock().unwrap() = Link::Closed;
         assert_eq!(
             liveness.problem(),

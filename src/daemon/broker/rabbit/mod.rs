@@ -1,48 +1,46 @@
-//! RabbitMQ publishing with lapin, producing exactly what the Go adapters (watermill-amqp)
-//! consume.
+//! RabbitMQ publishing over our own AMQP 0-9-1 publisher, producing exactly what the Go
+//! adapters (watermill-amqp) consume.
 //!
 //! Takes the `broker.rabbitmq` config and the topic; gives [`RabbitPublisher`], which declares
 //! the exchange (durable, not auto-delete, the configured type) on first use after every
 //! (re)connect and publishes each event persistent (delivery mode 2), without a content type,
 //! with the single header `_watermill_message_uuid` = event id, body = the structured CloudEvent.
+//! `conn.rs` is the connection (handshake, reader task, confirm window), `wire.rs` the frames.
+//!
+//! A page is encoded into one reused buffer, written with one `write_all`, and (with publisher
+//! confirms) counted published as the broker's `basic.ack`s mark its delivery tags: no future,
+//! promise or allocation per event.
 //!
 //! Invariant: every await here is bounded (connect, declare and confirm waits have timeouts;
 //! writes to a dead connection fail at once), and after a connection failure new attempts are
 //! spaced by exponential backoff, so a dead broker costs the caller an immediate error, not a hang.
 
+mod conn;
+mod wire;
+
 use super::config::{ExchangeType, RabbitConfig, mask_url, parse_url};
 use super::{BrokerError, Link, Liveness, Outbound, PublishError};
-use crate::daemon::event::Event;
-use futures_util::future::join_all;
-use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions};
-use lapin::types::{AMQPValue, FieldTable, ShortString};
+use amq_protocol::types::ShortString;
+use conn::{Connection, Mark};
 use lapin::uri::AMQPUri;
-use lapin::{
-    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
-};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::{Instant, timeout, timeout_at};
+use wire::{PublishFrames, Route};
 
-/// The AMQP header watermill reads the message UUID from.
-pub const UUID_HEADER: &str = "_watermill_message_uuid";
-
-/// How many publishes [`RabbitPublisher::publish_batch`] joins in one allocation: at most
-/// `join_all`'s in-place limit (30), so that a page of 100 is four in-place joins in one.
-const JOIN_CHUNK: usize = 25;
+pub use wire::check_reader as check_frame_reader;
 
 /// The AMQP heartbeat asked for when the URL sets none (`?heartbeat=N`): Go's amqp091 default.
-/// lapin closes a connection that heard nothing for two heartbeats, so a black-holed broker
+/// The connection is dropped when nothing was heard for two heartbeats, so a black-holed broker
 /// turns readiness 503 within ~20 s instead of waiting for a publish to time out.
 pub const DEFAULT_HEARTBEAT_SECS: u16 = 10;
 
-/// The largest AMQP frame asked for when the URL sets none (`?frame_max=N`). lapin keeps a send
-/// and a receive buffer of 32 frames each, zero-filled: at RabbitMQ's default of 128 KiB that is
-/// 8 MiB of resident memory for a connection that publishes ~1 KB events. At 16 KiB it is
-/// 1 MiB; a larger event is sent in several body frames and arrives the same.
+/// The largest AMQP frame asked for when the URL sets none (`?frame_max=N`); Go takes the
+/// server's 128 KiB. The reader's buffer is one frame; a larger event is sent in several body
+/// frames and arrives the same.
 pub const DEFAULT_FRAME_MAX: u32 = 16 * 1024;
 
-/// The URL as lapin connects to it: Go's reading of it ([`parse_url`]) plus the heartbeat and
+/// The URL as we connect to it: Go's reading of it ([`parse_url`]) plus the heartbeat and
 /// frame size asked for when the URL names none.
 fn connection_uri(url: &str) -> Result<AMQPUri, String> {
     let mut uri = parse_url(url)?;
@@ -99,11 +97,15 @@ pub struct RabbitPublisher {
     confirm: bool,
     opts: RabbitOptions,
     conn: Option<Connection>,
-    channel: Option<Channel>,
+    /// The open channel, as the frames a publish on it is made of.
+    channel: Option<PublishFrames>,
     declared: bool,
     closed: bool,
     backoff: Backoff,
+    /// A page's frames, reused.
     buf: Vec<u8>,
+    /// Scratch for a body split over several frames, reused.
+    spill: Vec<u8>,
     /// The connection as readiness sees it (see [`Liveness`]).
     link: Arc<Mutex<Link>>,
 }
@@ -155,6 +157,7 @@ impl RabbitPublisher {
             closed: false,
             backoff: Backoff::default(),
             buf: Vec::with_capacity(1024),
+            spill: Vec::new(),
             link: Arc::new(Mutex::new(Link::Down)),
         };
         if let Err(e) = publisher.open().await {
@@ -194,17 +197,16 @@ impl RabbitPublisher {
 
     /// The heartbeat (seconds) negotiated with the broker, while connected.
     pub fn heartbeat(&self) -> Option<u16> {
-        self.conn.as_ref().map(|c| c.configuration().heartbeat())
+        self.conn.as_ref().map(|c| c.tuning().heartbeat)
     }
 
     /// Whether the connection and channel are currently up.
     pub fn is_connected(&self) -> bool {
-        let conn_up = self.conn.as_ref().is_some_and(|c| c.status().connected());
-        conn_up
+        self.channel.is_some()
             && self
-                .channel
+                .conn
                 .as_ref()
-                .is_some_and(|c| c.status().connected())
+                .is_some_and(|c| c.is_open() && c.channel_is_open())
     }
 
     /// Publishes the events in order, then (with publisher confirms) waits for the broker's
@@ -217,169 +219,96 @@ impl RabbitPublisher {
         if messages.is_empty() {
             return Vec::new();
         }
-        let channel = match self.ready().await {
-            Ok(channel) => channel,
-            Err(e) => return vec![Err(e); messages.len()],
-        };
+        if let Err(e) = self.ready().await {
+            return vec![Err(e); messages.len()];
+        }
         let deadline = Instant::now() + self.opts.publish_timeout;
-        // Every event of the batch is encoded into one buffer, then all publishes are queued
-        // at once (lapin queues a publish's frames, in order, on its first poll) and awaited
-        // together: the I/O loop writes the page in a few syscalls, not one round trip per
-        // event.
+        let (Some(conn), Some(frames)) = (self.conn.as_mut(), self.channel.as_ref()) else {
+            let failure = PublishError::Publish("no channel".to_owned());
+            return vec![Err(failure); messages.len()];
+        };
+        // The whole page in one buffer, one write: method, header and body frames per event.
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        let mut ends = Vec::with_capacity(messages.len());
         for m in messages {
-            m.event().encode_into(&mut buf);
-            ends.push(buf.len());
+            frames.encode(&mut buf, m.event(), &mut self.spill);
         }
-        let written = timeout_at(deadline, self.write_all(&channel, messages, &buf, &ends)).await;
+        if self.confirm {
+            conn.expect_confirms(messages.len());
+        }
+        let written = timeout_at(deadline, conn.write(&buf)).await;
         self.buf = buf;
-        let mut results = Vec::with_capacity(messages.len());
-        let mut pending = Vec::with_capacity(if self.confirm { messages.len() } else { 0 });
         match written {
-            Ok(written) => {
-                let mut lost = None;
-                for outcome in written {
-                    match outcome {
-                        Ok(confirm) => {
-                            if self.confirm {
-                                pending.push((results.len(), confirm));
-                            }
-                            results.push(Ok(()));
-                        }
-                        Err(e) => {
-                            let failure = e.to_string();
-                            lost.get_or_insert_with(|| failure.clone());
-                            results.push(Err(PublishError::Publish(failure)));
-                        }
-                    }
-                }
-                if let Some(failure) = lost {
-                    self.lost(&format!("publish failed: {failure}"));
-                }
+            Ok(Ok(())) if self.confirm => self.await_confirms(deadline).await,
+            Ok(Ok(())) => vec![Ok(()); messages.len()],
+            Ok(Err(e)) => {
+                let failure = e.to_string();
+                self.lost(&format!("publish failed: {failure}"));
+                vec![Err(PublishError::Publish(failure)); messages.len()]
             }
             Err(_) => {
+                // A write cut short leaves half a frame on the wire: the connection is spent.
                 self.drop_connection("publishing timed out");
                 let failure = format!("not written within {:?}", self.opts.publish_timeout);
-                results.resize(messages.len(), Err(PublishError::Publish(failure)));
-                return results;
+                vec![Err(PublishError::Publish(failure)); messages.len()]
             }
         }
-        self.await_confirms(deadline, pending, &mut results).await;
+    }
+
+    /// Waits (until `deadline`) for the confirms of the page just written: one result per
+    /// message from its mark (ack, nack, or still pending when the wait ended).
+    async fn await_confirms(&mut self, deadline: Instant) -> Vec<Result<(), PublishError>> {
+        let Some(conn) = self.conn.as_ref() else {
+            return Vec::new();
+        };
+        let outcome = timeout_at(deadline, conn.confirms()).await;
+        let bound = self.opts.publish_timeout;
+        let pending = match &outcome {
+            Ok(Ok(())) => PublishError::ConfirmTimeout(bound),
+            Ok(Err(why)) => PublishError::Unconfirmed(why.clone()),
+            Err(_) => PublishError::ConfirmTimeout(bound),
+        };
+        let results = conn.with_marks(|marks| {
+            marks
+                .iter()
+                .map(|mark| match mark {
+                    Mark::Ack => Ok(()),
+                    Mark::Nack => Err(PublishError::Nacked),
+                    Mark::Pending => Err(pending.clone()),
+                })
+                .collect()
+        });
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => self.lost(&format!("confirm failed: {why}")),
+            // The connection may be half-open; start over with a fresh one.
+            Err(_) => self.drop_connection("publisher confirm timed out"),
+        }
         results
     }
 
-    /// Queues one `basic.publish` per message (payload `buf[ends[i - 1]..ends[i]]`) and waits
-    /// until lapin has written them all; one confirm (or error) per message, in order.
-    ///
-    /// The publishes are joined in chunks of [`JOIN_CHUNK`], each chunk's futures held in one
-    /// allocation and polled in place, rather than by one `join_all` over the page, which above
-    /// 30 futures gives every future a task of its own in a `FuturesOrdered`.
-    async fn write_all<M: Outbound>(
-        &self,
-        channel: &Channel,
-        messages: &[M],
-        buf: &[u8],
-        ends: &[usize],
-    ) -> Vec<lapin::Result<lapin::PublisherConfirm>> {
-        let publish = |(m, i): (&M, usize)| {
-            let start = if i == 0 { 0 } else { ends[i - 1] };
-            channel.basic_publish(
-                self.exchange.clone(),
-                self.routing_key.clone(),
-                BasicPublishOptions::default(),
-                &buf[start..ends[i]],
-                properties(m.event()),
-            )
-        };
-        let chunks = messages.chunks(JOIN_CHUNK).enumerate().map(|(c, chunk)| {
-            let first = c * JOIN_CHUNK;
-            join_all(chunk.iter().zip(first..).map(publish))
-        });
-        let written = join_all(chunks).await;
-        written.into_iter().flatten().collect()
-    }
-
-    /// Waits (until `deadline`) for the confirms of one batch and records them: one timer for
-    /// the batch, each confirm awaited in order (most have arrived by the time it is polled).
-    async fn await_confirms(
-        &mut self,
-        deadline: Instant,
-        mut pending: Vec<(usize, lapin::PublisherConfirm)>,
-        results: &mut [Result<(), PublishError>],
-    ) {
-        let mut confirmed = 0;
-        let mut failure = None;
-        let waiting = async {
-            for (idx, confirm) in pending.iter_mut() {
-                results[*idx] = match confirm.await {
-                    Ok(Confirmation::Ack(_) | Confirmation::NotRequested) => Ok(()),
-                    Ok(Confirmation::Nack(_)) => Err(PublishError::Nacked),
-                    Err(e) => {
-                        failure.get_or_insert_with(|| e.to_string());
-                        Err(PublishError::Unconfirmed(e.to_string()))
-                    }
-                };
-                confirmed += 1;
-            }
-        };
-        let timed_out = timeout_at(deadline, waiting).await.is_err();
-        if let Some(e) = failure {
-            self.lost(&format!("confirm failed: {e}"));
-        }
-        if timed_out {
-            let bound = self.opts.publish_timeout;
-            for (idx, _) in &pending[confirmed..] {
-                results[*idx] = Err(PublishError::ConfirmTimeout(bound));
-            }
-            // The connection may be half-open; start over with a fresh one.
-            self.drop_connection("publisher confirm timed out");
-        }
-    }
-
-    /// Waits up to `close_timeout` for outstanding confirms, then closes the connection. Later
+    /// Closes the connection, waiting up to `close_timeout` for the broker's `close-ok`. Every
+    /// page's confirms were awaited by its `publish_batch`, so none is outstanding. Later
     /// publishes fail.
     pub async fn close(&mut self) -> Result<(), PublishError> {
         self.closed = true;
         self.set_link(Link::Closed);
-        let bound = self.opts.close_timeout;
-        let result = match &self.channel {
-            Some(channel) if self.confirm && channel.status().connected() => {
-                match timeout(bound, channel.wait_for_confirms()).await {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(e)) => Err(PublishError::Unconfirmed(e.to_string())),
-                    Err(_) => Err(PublishError::ConfirmTimeout(bound)),
-                }
-            }
-            _ => Ok(()),
-        };
-        // Close the channel before the connection: a channel still open (or dropped, hence
-        // closing) when the connection closes makes lapin log a spurious "Connection error".
-        if let Some(channel) = self.channel.take()
-            && channel.status().connected()
-        {
-            let _ = timeout(bound, channel.close(200, ShortString::from("OK"))).await;
+        self.channel = None;
+        if let Some(mut conn) = self.conn.take() {
+            let _ = timeout(self.opts.close_timeout, conn.close()).await;
         }
-        if let Some(conn) = self.conn.take()
-            && conn.status().connected()
-        {
-            let _ = timeout(bound, conn.close(200, ShortString::from("OK"))).await;
-        }
-        result
+        Ok(())
     }
 
-    /// A channel with the exchange declared, (re)establishing what is missing unless the
-    /// backoff says to wait.
-    async fn ready(&mut self) -> Result<Channel, PublishError> {
+    /// Makes sure a channel with the exchange declared is open, (re)establishing what is
+    /// missing unless the backoff says to wait.
+    async fn ready(&mut self) -> Result<(), PublishError> {
         if self.closed {
             return Err(PublishError::Publish("publisher is closed".to_owned()));
         }
         self.forget_dead();
-        if let Some(channel) = &self.channel
-            && self.declared
-        {
-            return Ok(channel.clone());
+        if self.channel.is_some() && self.declared {
+            return Ok(());
         }
         if let Some(not_before) = self.backoff.not_before {
             let now = Instant::now();
@@ -393,12 +322,12 @@ impl RabbitPublisher {
         }
         let reconnecting = self.backoff.not_before.is_some();
         match self.open_and_declare().await {
-            Ok(channel) => {
+            Ok(()) => {
                 if reconnecting {
                     tracing::info!(url = %self.url_masked, "reconnected to rabbitmq");
                 }
                 self.backoff = Backoff::default();
-                Ok(channel)
+                Ok(())
             }
             Err(e) => {
                 let b = &mut self.backoff;
@@ -413,76 +342,73 @@ impl RabbitPublisher {
         }
     }
 
-    async fn open_and_declare(&mut self) -> Result<Channel, PublishError> {
-        let channel = self.open().await?;
-        if !self.declared {
-            let options = ExchangeDeclareOptions {
-                durable: true,
-                auto_delete: false,
-                ..Default::default()
-            };
-            let declare = channel.exchange_declare(
-                self.exchange.clone(),
-                self.exchange_kind(),
-                options,
-                FieldTable::default(),
-            );
-            let declare_error = |reason: String| PublishError::Declare {
-                exchange: self.exchange.to_string(),
-                reason,
-            };
-            match timeout(self.opts.connect_timeout, declare).await {
-                Ok(Ok(())) => self.declared = true,
-                Ok(Err(e)) => {
-                    // The broker closes the channel on a failed declare.
-                    let err = declare_error(e.to_string());
-                    self.channel = None;
-                    return Err(err);
-                }
-                Err(_) => {
-                    let err =
-                        declare_error(format!("timed out after {:?}", self.opts.connect_timeout));
-                    self.drop_connection("exchange declare timed out");
-                    return Err(err);
-                }
+    async fn open_and_declare(&mut self) -> Result<(), PublishError> {
+        self.open().await?;
+        if self.declared {
+            return Ok(());
+        }
+        let bound = self.opts.connect_timeout;
+        let declared = match self.conn.as_mut() {
+            Some(conn) => {
+                timeout(
+                    bound,
+                    conn.declare(&self.exchange, self.exchange_type.as_str()),
+                )
+                .await
+            }
+            None => Ok(Err("connection lost".to_owned())),
+        };
+        let declare_error = |reason: String| PublishError::Declare {
+            exchange: self.exchange.to_string(),
+            reason,
+        };
+        match declared {
+            Ok(Ok(())) => {
+                self.declared = true;
+                Ok(())
+            }
+            Ok(Err(e)) => {
+                // The broker closes the channel on a failed declare.
+                let err = declare_error(e);
+                self.channel = None;
+                Err(err)
+            }
+            Err(_) => {
+                let err = declare_error(format!("timed out after {bound:?}"));
+                self.drop_connection("exchange declare timed out");
+                Err(err)
             }
         }
-        Ok(channel)
     }
 
     /// Opens the connection and the channel (with confirms selected) if missing.
-    async fn open(&mut self) -> Result<Channel, PublishError> {
+    async fn open(&mut self) -> Result<(), PublishError> {
         let bound = self.opts.connect_timeout;
         let timed_out = || PublishError::Connect(format!("timed out after {bound:?}"));
         let conn = match self.conn.take() {
             Some(conn) => conn,
             None => {
-                let name = self.opts.connection_name.as_str().into();
-                let props = ConnectionProperties::default().with_connection_name(name);
-                let connecting = Connection::connect_uri(self.uri.clone(), props);
+                let connecting = Connection::open(&self.uri, &self.opts.connection_name);
+                self.channel = None;
                 timeout(bound, connecting)
                     .await
                     .map_err(|_| timed_out())?
-                    .map_err(|e| PublishError::Connect(e.to_string()))?
+                    .map_err(PublishError::Connect)?
             }
         };
-        self.set_link(Link::Up(conn.status().clone()));
+        self.set_link(Link::Up(conn.status()));
         let conn = self.conn.insert(conn);
-        if let Some(channel) = &self.channel {
-            return Ok(channel.clone());
+        if self.channel.is_some() {
+            return Ok(());
         }
-        let confirm = self.confirm;
-        let opening = async {
-            let channel = conn.create_channel().await?;
-            if confirm {
-                channel
-                    .confirm_select(ConfirmSelectOptions::default())
-                    .await?;
+        let frames = match timeout(bound, conn.open_channel(self.confirm)).await {
+            Ok(Ok(_)) => {
+                let route = Route {
+                    exchange: &self.exchange,
+                    routing_key: &self.routing_key,
+                };
+                conn.publish_frames(&route).map_err(PublishError::Publish)?
             }
-            Ok::<_, lapin::Error>(channel)
-        };
-        let channel = match timeout(bound, opening).await {
-            Ok(Ok(channel)) => channel,
             Ok(Err(e)) => return Err(PublishError::Connect(format!("cannot open channel: {e}"))),
             Err(_) => {
                 self.drop_connection("opening the channel timed out");
@@ -490,28 +416,16 @@ impl RabbitPublisher {
             }
         };
         self.declared = false;
-        Ok(self.channel.insert(channel).clone())
-    }
-
-    fn exchange_kind(&self) -> ExchangeKind {
-        match self.exchange_type {
-            ExchangeType::Direct => ExchangeKind::Direct,
-            ExchangeType::Fanout => ExchangeKind::Fanout,
-            ExchangeType::Topic => ExchangeKind::Topic,
-            ExchangeType::Headers => ExchangeKind::Headers,
-        }
+        self.channel = Some(frames);
+        Ok(())
     }
 
     /// Forgets a connection or channel the broker or network has closed.
     fn forget_dead(&mut self) {
-        if self.conn.as_ref().is_some_and(|c| !c.status().connected()) {
+        if self.conn.as_ref().is_some_and(|c| !c.is_open()) {
             self.drop_connection("connection lost");
         }
-        if self
-            .channel
-            .as_ref()
-            .is_some_and(|c| !c.status().connected())
-        {
+        if self.conn.as_ref().is_some_and(|c| !c.channel_is_open()) {
             self.channel = None;
             self.declared = false;
         }
@@ -540,20 +454,6 @@ impl RabbitPublisher {
         self.channel = None;
         self.declared = false;
     }
-}
-
-/// Persistent, no content type, one header: the event id as watermill's message UUID.
-fn properties(event: &Event) -> BasicProperties {
-    let mut id = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let id = event.id.hyphenated().encode_lower(&mut id);
-    let mut headers = FieldTable::default();
-    headers.insert(
-        ShortString::from(UUID_HEADER),
-        AMQPValue::LongString(id.as_bytes().to_vec().into()),
-    );
-    BasicProperties::default()
-        .with_delivery_mode(2)
-        .with_headers(headers)
 }
 
 #[cfg(test)]
