@@ -1353,6 +1353,45 @@ fn json_regressions_hold_the_grammar_to_serde() {
     }
 }
 
+/// tests/data/regressions/amqp: as the `amqp` fuzz target checks, the RabbitMQ publisher's frame
+/// reader reads the same frames fed in chunks as at once, and reads confirms as amq-protocol does.
+#[test]
+fn amqp_regressions_read_alike_in_chunks_and_as_amq_protocol() {
+    let files = regression_files("amqp", "bin");
+    assert!(!files.is_empty(), "no amqp regressions found");
+    for file in files {
+        let data = std::fs::read(&file).expect("a regression input");
+        if let Err(why) = sentinel::daemon::broker::check_frame_reader(&data) {
+            panic!("{}: {why}", file.display());
+        }
+    }
+}
+
+proptest! {
+    /// Frames a broker could send (confirms with any tag and flags, heartbeats), cut anywhere
+    /// and followed by anything: the reader's property holds.
+    #[test]
+    fn amqp_frames_read_alike(
+        confirms in proptest::collection::vec((any::<bool>(), any::<u64>(), any::<u8>(), any::<u16>()), 0..8),
+        tail in proptest::collection::vec(any::<u8>(), 0..64),
+        cut in any::<usize>(),
+    ) {
+        let mut data = Vec::new();
+        for (ack, tag, flags, channel) in confirms {
+            data.push(1u8);
+            data.extend(channel.to_be_bytes());
+            data.extend(13u32.to_be_bytes());
+            data.extend([0, 60, 0, if ack { 80 } else { 120 }]);
+            data.extend(tag.to_be_bytes());
+            data.extend([flags, 0xce]);
+            data.extend([8, 0, 0, 0, 0, 0, 0, 0xce]);
+        }
+        data.truncate(cut % (data.len() + 1));
+        data.extend(tail);
+        prop_assert_eq!(sentinel::daemon::broker::check_frame_reader(&data), Ok(()));
+    }
+}
+
 /// tests/data/regressions/tsl: as the `tsl` fuzz target checks, each search parses or is refused,
 /// and a parsed one prints to a text that parses to the same tree.
 #[test]
