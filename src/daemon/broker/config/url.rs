@@ -81,7 +81,7 @@ fn authority_start(url: &str) -> usize {
 pub const MAX_VHOST_BYTES: usize = 255;
 
 /// The frame sizes a URL may ask for (`?frame_max=N`): from AMQP's minimum frame size to 1 MiB
-/// (lapin keeps 32 frames of buffer each way, 64 MiB at the top; RabbitMQ's default is 128 KiB).
+/// (the publisher's reader holds one frame of buffer; RabbitMQ's default is 128 KiB).
 pub const FRAME_MAX_RANGE: std::ops::RangeInclusive<u32> = 4096..=1 << 20;
 
 /// Parses an `amqp://` or `amqps://` URL into lapin's form, fixing up the two places where lapin
@@ -108,8 +108,8 @@ pub(in crate::daemon::broker) fn parse_url(url: &str) -> Result<AMQPUri, String>
     if uri.vhost.is_empty() {
         uri.vhost = "/".to_owned();
     }
-    // AMQP carries the vhost as a short string (lapin panics past 255 bytes), and lapin
-    // allocates its buffers from frame_max (32 frames each way): refuse what cannot work.
+    // AMQP carries the vhost as a short string (at most 255 bytes), and the publisher's reader
+    // allocates its buffer from frame_max: refuse what cannot work.
     if uri.vhost.len() > MAX_VHOST_BYTES {
         return Err(format!(
             "vhost is {} bytes, longer than AMQP's limit of {MAX_VHOST_BYTES}",
