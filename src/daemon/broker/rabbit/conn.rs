@@ -148,10 +148,10 @@ impl Link {
 
     /// Writes `bytes` unless a publish is writing (the reader never waits for the writer).
     async fn write_if_free(&self, bytes: &[u8]) {
-        if let Ok(mut w) = self.writer.try_lock() {
-            if timeout(REPLY_BOUND, w.io.write_all(bytes)).await.is_ok() {
-                w.last_write = Instant::now();
-            }
+        if let Ok(mut w) = self.writer.try_lock()
+            && timeout(REPLY_BOUND, w.io.write_all(bytes)).await.is_ok()
+        {
+            w.last_write = Instant::now();
         }
     }
 }
@@ -444,7 +444,7 @@ impl Connection {
             return Ok(());
         }
         let close = connection::Close {
-            reply_code: REPLY_SUCCESS as u16,
+            reply_code: REPLY_SUCCESS,
             reply_text: "OK".into(),
             class_id: 0,
             method_id: 0,

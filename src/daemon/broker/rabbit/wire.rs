@@ -339,7 +339,7 @@ impl Inbound {
     }
 }
 
-/// Feeds `data` to an [`Inbound`] in chunks (their sizes taken from the data) and checks what it
+/// Feeds `data` to an the frame reader (`Inbound`) in chunks (their sizes taken from the data) and checks what it
 /// decodes: the same frames as reading the whole at once, and every `Basic.Ack` / `Basic.Nack`
 /// read by hand equal to amq-protocol's reading of the same bytes. What the `amqp` fuzz target
 /// and the regression test run.
