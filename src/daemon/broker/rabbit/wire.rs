@@ -339,10 +339,10 @@ impl Inbound {
     }
 }
 
-/// Feeds `data` to an the frame reader (`Inbound`) in chunks (their sizes taken from the data) and checks what it
-/// decodes: the same frames as reading the whole at once, and every `Basic.Ack` / `Basic.Nack`
-/// read by hand equal to amq-protocol's reading of the same bytes. What the `amqp` fuzz target
-/// and the regression test run.
+/// Feeds `data` to the frame reader (`Inbound`) in chunks (their sizes taken from the data)
+/// and checks what it decodes: the same frames as reading the whole at once, and every
+/// `Basic.Ack` / `Basic.Nack` read by hand equal to amq-protocol's reading of the same bytes.
+/// What the `amqp` fuzz target and the regression test run.
 pub fn check_reader(data: &[u8]) -> Result<(), String> {
     let frame_max = FRAME_MIN + u32::from(data.first().copied().unwrap_or(0)) * 64;
     let whole = read_all(data, data.len().max(1), frame_max)?;
