@@ -132,6 +132,9 @@ struct Link {
 struct Writer {
     io: WriteHalf<Stream>,
     last_write: Instant,
+    /// A write was started and not finished (its future dropped, or timed out): the stream may
+    /// end in half a frame, so nothing more may be written to it.
+    torn: bool,
 }
 
 impl Link {
@@ -148,9 +151,15 @@ impl Link {
 
     /// Writes `bytes` unless a publish is writing (the reader never waits for the writer).
     async fn write_if_free(&self, bytes: &[u8]) {
-        if let Ok(mut w) = self.writer.try_lock()
-            && timeout(REPLY_BOUND, w.io.write_all(bytes)).await.is_ok()
-        {
+        let Ok(mut w) = self.writer.try_lock() else {
+            return;
+        };
+        if w.torn {
+            return;
+        }
+        w.torn = true;
+        if let Ok(Ok(())) = timeout(REPLY_BOUND, w.io.write_all(bytes)).await {
+            w.torn = false;
             w.last_write = Instant::now();
         }
     }
@@ -269,6 +278,7 @@ impl Connection {
             writer: tokio::sync::Mutex::new(Writer {
                 io: wr,
                 last_write: Instant::now(),
+                torn: false,
             }),
         });
         let reader = tokio::spawn(read_loop(rd, inbound, link.clone(), tuning.heartbeat));
@@ -411,10 +421,17 @@ impl Connection {
     /// leaves the stream unusable, so the caller then drops the connection.
     pub(super) async fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
         let mut w = self.link.writer.lock().await;
+        if w.torn {
+            let e = std::io::Error::other("an earlier write to the broker was cut short");
+            self.link.end(e.to_string());
+            return Err(e);
+        }
+        w.torn = true;
         let written = w.io.write_all(bytes).await;
         w.last_write = Instant::now();
-        if let Err(e) = &written {
-            self.link.end(e.to_string());
+        match &written {
+            Ok(()) => w.torn = false,
+            Err(e) => self.link.end(e.to_string()),
         }
         written
     }
