@@ -758,6 +758,29 @@ mod tests {
         assert_eq!(w.marks()[4], Mark::Ack);
     }
 
+    /// `amqps://` speaks TLS first: to a server that answers in plain AMQP, the handshake fails
+    /// with rustls's error (nothing AMQP is sent or read), and the trust store loads.
+    #[tokio::test]
+    async fn amqps_handshakes_tls_before_amqp() {
+        assert!(tls_config().is_ok());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let server = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.expect("accept");
+            let mut hello = [0u8; 5];
+            sock.read_exact(&mut hello).await.expect("client hello");
+            let _ = sock.write_all(PROTOCOL_HEADER).await;
+            hello
+        });
+        let uri: AMQPUri = format!("amqps://guest:guest@localhost:{port}/")
+            .parse()
+            .expect("uri");
+        let err = Connection::open(&uri, "test").await.err().unwrap_or_default();
+        // A TLS record: handshake (22), TLS 1.x.
+        assert_eq!(server.await.expect("server")[..2], [22, 3]);
+        assert!(!err.is_empty() && !err.contains("AMQP"), "{err}");
+    }
+
     #[test]
     fn limits_are_the_smaller_non_zero() {
         assert_eq!(negotiate(10u16, 60), 10);
