@@ -1032,6 +1032,36 @@ async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
     publisher.close().await.expect("close");
 }
 
+/// An idle publisher keeps its connection: it sends heartbeats when it has nothing else to
+/// write, so the broker (which drops a client silent for two intervals) keeps it open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_connection_is_kept_open_by_heartbeats() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("idle");
+    rig.declare(&topic, ExchangeKind::Fanout).await;
+    let queue = rig.bind(&topic, "", FieldTable::default()).await;
+    let cfg = rabbit_cfg(
+        &format!("{RABBIT_URL}?heartbeat=1"),
+        ExchangeType::Fanout,
+        true,
+    );
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    let liveness = publisher.liveness();
+    all_ok(&publisher.publish_batch(&[event(1)]).await);
+    rig.next(&queue).await;
+    // Four intervals of silence from our side but for heartbeats.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(publisher.is_connected(), "{:?}", liveness.problem());
+    assert_eq!(liveness.problem(), None);
+    let after = event(2);
+    all_ok(&publisher.publish_batch(std::slice::from_ref(&after)).await);
+    assert_eq!(rig.next(&queue).await.data, after.to_bytes());
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
 /// As the Go broker library (viper) does, unknown keys are ignored, not fatal: the Go repo's own
 /// example broker.yaml has a `publisher:` section no setting reads. They are listed (with a
 /// suggestion) for the one WARN the loader logs.

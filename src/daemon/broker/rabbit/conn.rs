@@ -763,7 +763,9 @@ mod tests {
     #[tokio::test]
     async fn amqps_handshakes_tls_before_amqp() {
         assert!(tls_config().is_ok());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let server = tokio::spawn(async move {
             let (mut sock, _) = listener.accept().await.expect("accept");
@@ -775,7 +777,10 @@ mod tests {
         let uri: AMQPUri = format!("amqps://guest:guest@localhost:{port}/")
             .parse()
             .expect("uri");
-        let err = Connection::open(&uri, "test").await.err().unwrap_or_default();
+        let err = Connection::open(&uri, "test")
+            .await
+            .err()
+            .unwrap_or_default();
         // A TLS record: handshake (22), TLS 1.x.
         assert_eq!(server.await.expect("server")[..2], [22, 3]);
         assert!(!err.is_empty() && !err.contains("AMQP"), "{err}");
