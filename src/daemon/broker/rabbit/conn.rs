@@ -217,58 +217,13 @@ impl Connection {
     pub(super) async fn open(uri: &AMQPUri, name: &str) -> Result<Connection, String> {
         let stream = dial(uri).await?;
         let (mut rd, mut wr) = tokio::io::split(stream);
-        let asked = uri.query.frame_max.unwrap_or(0);
-        let mut inbound = Inbound::new(if asked == 0 { 1 << 20 } else { asked });
-        wr.write_all(PROTOCOL_HEADER).await.map_err(io_error)?;
-        let start = handshake_reply(&mut rd, &mut wr, &mut inbound, |m| match m {
-            connection::AMQPMethod::Start(s) => Ok(s),
-            other => Err(other),
-        })
-        .await?;
-        let mechanism = uri.query.auth_mechanism.unwrap_or_default();
-        let offered = start.mechanisms.to_string();
-        if !offered.split_whitespace().any(|m| m == mechanism.name()) {
-            return Err(format!(
-                "the broker does not offer the {mechanism} mechanism (it offers {offered})"
-            ));
-        }
-        let user = &uri.authority.userinfo;
-        let credentials =
-            Credentials::new(user.username.as_str().into(), user.password.as_str().into());
-        let start_ok = connection::StartOk {
-            client_properties: client_properties(name)?,
-            mechanism: mechanism.name().into(),
-            response: credentials.sasl_auth_string(mechanism),
-            locale: "en_US".into(),
+        let mut handshake = Handshake {
+            rd: &mut rd,
+            wr: &mut wr,
+            inbound: Inbound::new(uri.query.frame_max.unwrap_or(1 << 20)),
         };
-        send(&mut wr, connection::AMQPMethod::StartOk(start_ok)).await?;
-        let tune = handshake_reply(&mut rd, &mut wr, &mut inbound, |m| match m {
-            connection::AMQPMethod::Tune(t) => Ok(t),
-            other => Err(other),
-        })
-        .await?;
-        let tuning = Tuning {
-            heartbeat: negotiate(uri.query.heartbeat.unwrap_or(0), tune.heartbeat),
-            frame_max: negotiate(asked, tune.frame_max).max(wire::FRAME_MIN),
-            channel_max: negotiate(uri.query.channel_max.unwrap_or(0), tune.channel_max),
-        };
-        let tune_ok = connection::TuneOk {
-            channel_max: tuning.channel_max,
-            frame_max: tuning.frame_max,
-            heartbeat: tuning.heartbeat,
-        };
-        send(&mut wr, connection::AMQPMethod::TuneOk(tune_ok)).await?;
-        let vhost = ShortString::try_new(uri.vhost.as_str())
-            .map_err(|_| "vhost longer than 255 bytes".to_owned())?;
-        let open = connection::Open {
-            virtual_host: vhost,
-        };
-        send(&mut wr, connection::AMQPMethod::Open(open)).await?;
-        handshake_reply(&mut rd, &mut wr, &mut inbound, |m| match m {
-            connection::AMQPMethod::OpenOk(ok) => Ok(ok),
-            other => Err(other),
-        })
-        .await?;
+        let tuning = handshake.run(uri, name).await?;
+        let inbound = handshake.inbound;
         let status = Arc::new(ConnectionStatus::default());
         status.set_connected(true);
         let link = Arc::new(Link {
@@ -527,7 +482,7 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
 
 /// What the sentinel tells the broker about itself: its name and version, the capabilities a
 /// publisher uses, and the connection name shown in the management UI.
-fn client_properties(name: &str) -> Result<FieldTable, String> {
+fn client_properties(name: &str) -> FieldTable {
     let mut capabilities = FieldTable::default();
     for capability in [
         "publisher_confirms",
@@ -549,44 +504,112 @@ fn client_properties(name: &str) -> Result<FieldTable, String> {
     props.insert("platform".into(), AMQPValue::LongString("rust".into()));
     props.insert("capabilities".into(), AMQPValue::FieldTable(capabilities));
     props.insert("connection_name".into(), AMQPValue::LongString(name.into()));
-    Ok(props)
+    props
 }
 
-/// Sends a connection-class method on channel 0 during the handshake.
-async fn send(wr: &mut WriteHalf<Stream>, method: connection::AMQPMethod) -> Result<(), String> {
-    let bytes = wire::control_bytes(&AMQPFrame::Method(0, AMQPClass::Connection(method)))?;
-    wr.write_all(&bytes).await.map_err(io_error)
+/// The connection's opening, before the reader task takes the read half.
+struct Handshake<'a> {
+    rd: &'a mut ReadHalf<Stream>,
+    wr: &'a mut WriteHalf<Stream>,
+    inbound: Inbound,
 }
 
-/// Reads until the broker's next connection method, which `want` accepts or gives back; a
-/// `connection.close` instead is answered and becomes the error.
-async fn handshake_reply<T>(
-    rd: &mut ReadHalf<Stream>,
-    wr: &mut WriteHalf<Stream>,
-    inbound: &mut Inbound,
-    want: impl Fn(connection::AMQPMethod) -> Result<T, connection::AMQPMethod>,
-) -> Result<T, String> {
-    loop {
-        while let Some(frame) = inbound.next().map_err(|e| e.to_string())? {
-            let method = match frame {
-                Incoming::Method(0, AMQPClass::Connection(method)) => method,
-                Incoming::Heartbeat => continue,
-                other => return Err(format!("unexpected frame during the handshake: {other:?}")),
-            };
-            match want(method) {
-                Ok(answer) => return Ok(answer),
-                Err(connection::AMQPMethod::Close(close)) => {
-                    let _ = send(wr, connection::AMQPMethod::CloseOk(connection::CloseOk {})).await;
-                    return Err(close_reason(close.reply_code, &close.reply_text));
-                }
-                Err(other) => {
-                    return Err(format!("unexpected method during the handshake: {other:?}"));
-                }
-            }
+impl Handshake<'_> {
+    /// Protocol header, `start`/`start-ok` (the URL's mechanism, PLAIN unless it says
+    /// otherwise), `tune`/`tune-ok` (each limit the smaller non-zero of ours and the broker's),
+    /// `open`/`open-ok` on the URL's vhost.
+    async fn run(&mut self, uri: &AMQPUri, name: &str) -> Result<Tuning, String> {
+        self.wr.write_all(PROTOCOL_HEADER).await.map_err(io_error)?;
+        let start = self
+            .reply(|m| match m {
+                connection::AMQPMethod::Start(s) => Ok(s),
+                other => Err(other),
+            })
+            .await?;
+        let mechanism = uri.query.auth_mechanism.unwrap_or_default();
+        let offered = start.mechanisms.to_string();
+        if !offered.split_whitespace().any(|m| m == mechanism.name()) {
+            return Err(format!(
+                "the broker does not offer the {mechanism} mechanism (it offers {offered})"
+            ));
         }
-        match rd.read(inbound.spare()).await.map_err(io_error)? {
-            0 => return Err("the broker closed the connection during the handshake".to_owned()),
-            n => inbound.filled(n),
+        let user = &uri.authority.userinfo;
+        let credentials =
+            Credentials::new(user.username.as_str().into(), user.password.as_str().into());
+        self.send(connection::AMQPMethod::StartOk(connection::StartOk {
+            client_properties: client_properties(name),
+            mechanism: mechanism.name().into(),
+            response: credentials.sasl_auth_string(mechanism),
+            locale: "en_US".into(),
+        }))
+        .await?;
+        let tune = self
+            .reply(|m| match m {
+                connection::AMQPMethod::Tune(t) => Ok(t),
+                other => Err(other),
+            })
+            .await?;
+        let tuning = Tuning {
+            heartbeat: negotiate(uri.query.heartbeat.unwrap_or(0), tune.heartbeat),
+            frame_max: negotiate(uri.query.frame_max.unwrap_or(0), tune.frame_max)
+                .max(wire::FRAME_MIN),
+            channel_max: negotiate(uri.query.channel_max.unwrap_or(0), tune.channel_max),
+        };
+        self.send(connection::AMQPMethod::TuneOk(connection::TuneOk {
+            channel_max: tuning.channel_max,
+            frame_max: tuning.frame_max,
+            heartbeat: tuning.heartbeat,
+        }))
+        .await?;
+        let virtual_host = ShortString::try_new(uri.vhost.as_str())
+            .map_err(|_| "vhost longer than 255 bytes".to_owned())?;
+        self.send(connection::AMQPMethod::Open(connection::Open {
+            virtual_host,
+        }))
+        .await?;
+        self.reply(|m| match m {
+            connection::AMQPMethod::OpenOk(ok) => Ok(ok),
+            other => Err(other),
+        })
+        .await?;
+        Ok(tuning)
+    }
+
+    /// Sends a connection-class method on channel 0.
+    async fn send(&mut self, method: connection::AMQPMethod) -> Result<(), String> {
+        let bytes = wire::control_bytes(&AMQPFrame::Method(0, AMQPClass::Connection(method)))?;
+        self.wr.write_all(&bytes).await.map_err(io_error)
+    }
+
+    /// Reads until the broker's next connection method, which `want` accepts or gives back; a
+    /// `connection.close` instead is answered and becomes the error.
+    async fn reply<T>(
+        &mut self,
+        want: impl Fn(connection::AMQPMethod) -> Result<T, connection::AMQPMethod>,
+    ) -> Result<T, String> {
+        loop {
+            while let Some(frame) = self.inbound.next().map_err(|e| e.to_string())? {
+                let method = match frame {
+                    Incoming::Method(0, AMQPClass::Connection(method)) => method,
+                    Incoming::Heartbeat => continue,
+                    other => {
+                        return Err(format!("unexpected frame during the handshake: {other:?}"));
+                    }
+                };
+                return match want(method) {
+                    Ok(answer) => Ok(answer),
+                    Err(connection::AMQPMethod::Close(close)) => {
+                        let ok = connection::AMQPMethod::CloseOk(connection::CloseOk {});
+                        let _ = self.send(ok).await;
+                        Err(close_reason(close.reply_code, &close.reply_text))
+                    }
+                    Err(other) => Err(format!("unexpected method during the handshake: {other:?}")),
+                };
+            }
+            match self.rd.read(self.inbound.spare()).await.map_err(io_error)? {
+                0 => return Err("the broker closed the connection during the handshake".to_owned()),
+                n => self.inbound.filled(n),
+            }
         }
     }
 }
