@@ -1202,6 +1202,28 @@ fn regression_files(sub: &str, ext: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Runs `check` on every regression input of fuzz target `target` (files ending in `.ext`),
+/// failing with the file's name and what `check` found; there must be at least one.
+fn check_regressions<E: std::fmt::Display>(
+    target: &str,
+    ext: &str,
+    check: impl Fn(&[u8]) -> Result<(), E>,
+) {
+    let files = regression_files(target, ext);
+    assert!(!files.is_empty(), "no {target} regressions found");
+    for file in files {
+        let data = std::fs::read(&file).expect("a regression input");
+        if let Err(why) = check(&data) {
+            panic!("{}: {why}", file.display());
+        }
+    }
+}
+
+/// The text of a regression input of a target that reads text.
+fn utf8(data: &[u8]) -> &str {
+    std::str::from_utf8(data).expect("a UTF-8 regression input")
+}
+
 const REGRESSION_NOW: &str = "2025-10-21T12:00:00Z";
 
 /// tests/data/regressions/{config,page,eval}: each input runs within the bounds; an eval case
@@ -1329,42 +1351,27 @@ fn base_url_passwords_are_masked() {
 /// from the rules leaves out no resource they publish.
 #[test]
 fn filter_regressions_keep_what_the_rules_publish() {
-    let files = regression_files("filter", "bin");
-    assert!(!files.is_empty(), "no filter regressions found");
-    for file in files {
-        let data = std::fs::read(&file).expect("a regression input");
-        if let Err(why) = sentinel::rules::filter::check_soundness_of_input(&data) {
-            panic!("{}: {why}", file.display());
-        }
-    }
+    check_regressions(
+        "filter",
+        "bin",
+        sentinel::rules::filter::check_soundness_of_input,
+    );
 }
 
 /// tests/data/regressions/json: as the `json` fuzz target checks, the page decoder's JSON grammar
 /// accepts and refuses what serde_json does.
 #[test]
 fn json_regressions_hold_the_grammar_to_serde() {
-    let files = regression_files("json", "json");
-    assert!(!files.is_empty(), "no json regressions found");
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("a UTF-8 regression input");
-        if let Err(why) = sentinel::resource::json::check_against_serde(&text) {
-            panic!("{}: {why}", file.display());
-        }
-    }
+    check_regressions("json", "json", |data| {
+        sentinel::resource::json::check_against_serde(utf8(data))
+    });
 }
 
 /// tests/data/regressions/amqp: as the `amqp` fuzz target checks, the RabbitMQ publisher's frame
 /// reader reads the same frames fed in chunks as at once, and reads confirms as amq-protocol does.
 #[test]
 fn amqp_regressions_read_alike_in_chunks_and_as_amq_protocol() {
-    let files = regression_files("amqp", "bin");
-    assert!(!files.is_empty(), "no amqp regressions found");
-    for file in files {
-        let data = std::fs::read(&file).expect("a regression input");
-        if let Err(why) = sentinel::daemon::broker::check_frame_reader(&data) {
-            panic!("{}: {why}", file.display());
-        }
-    }
+    check_regressions("amqp", "bin", sentinel::daemon::broker::check_frame_reader);
 }
 
 proptest! {
@@ -1396,14 +1403,9 @@ proptest! {
 /// and a parsed one prints to a text that parses to the same tree.
 #[test]
 fn tsl_regressions_round_trip() {
-    let files = regression_files("tsl", "tsl");
-    assert!(!files.is_empty(), "no tsl regressions found");
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("a UTF-8 regression input");
-        if let Err(why) = sentinel::resource::tsl::check_round_trip(&text) {
-            panic!("{}: {why}", file.display());
-        }
-    }
+    check_regressions("tsl", "tsl", |data| {
+        sentinel::resource::tsl::check_round_trip(utf8(data)).map(drop)
+    });
 }
 
 /// tests/data/regressions/page: as the `page` fuzz target checks, the page decodes completely and
