@@ -16,6 +16,7 @@
 
 use super::{Destination, SpanLine};
 use opentelemetry::trace::{SpanContext, Status};
+use prost::bytes::BufMut as _;
 
 /// `ScopeSpans.spans` (2), `ResourceSpans.scope_spans` (2): a length-delimited field 2.
 const FIELD_2: u8 = 0x12;
@@ -340,18 +341,20 @@ impl Envelope {
         let scope_spans = self.scope.len() + spans + self.scope_schema.len();
         let resource_spans =
             self.resource.len() + field_len(scope_spans) + self.resource_schema.len();
-        let head = [
-            key_and_length(FIELD_1, resource_spans),
-            Head::Bytes(&self.resource),
-            key_and_length(FIELD_2, scope_spans),
-            Head::Bytes(&self.scope),
-        ];
-        let mut at = room;
-        for part in head.iter().rev() {
-            let part = part.as_slice();
-            at -= part.len();
-            buf[at..at + part.len()].copy_from_slice(part);
-        }
+        // The head ends where the spans start: written forward from where that puts it.
+        let head_len = 2
+            + prost::length_delimiter_len(resource_spans)
+            + self.resource.len()
+            + prost::length_delimiter_len(scope_spans)
+            + self.scope.len();
+        let at = room - head_len;
+        let mut head = &mut buf[at..room];
+        head.put_u8(FIELD_1);
+        let _ = prost::encode_length_delimiter(resource_spans, &mut head);
+        head.put_slice(&self.resource);
+        head.put_u8(FIELD_2);
+        let _ = prost::encode_length_delimiter(scope_spans, &mut head);
+        head.put_slice(&self.scope);
         Request { buf, at }
     }
 
@@ -367,36 +370,6 @@ impl Envelope {
 
 /// The most bytes a length takes as a varint (of a `usize` on 64 bits).
 const MAX_LENGTH_LEN: usize = 10;
-
-/// A part of an envelope's head: a key and a length (on the stack), or bytes of the envelope.
-enum Head<'a> {
-    Key([u8; 1 + MAX_LENGTH_LEN], usize),
-    Bytes(&'a [u8]),
-}
-
-impl Head<'_> {
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Head::Key(b, n) => &b[..*n],
-            Head::Bytes(b) => b,
-        }
-    }
-}
-
-/// A length-delimited field's key and length.
-fn key_and_length(key: u8, len: usize) -> Head<'static> {
-    let mut out = [0u8; 1 + MAX_LENGTH_LEN];
-    out[0] = key;
-    let mut n = 1;
-    let mut v = len as u64;
-    while v >= 0x80 {
-        out[n] = (v as u8) | 0x80;
-        v >>= 7;
-        n += 1;
-    }
-    out[n] = v as u8;
-    Head::Key(out, n + 1)
-}
 
 /// An encoded `ExportTraceServiceRequest`, after the unused part of its buffer.
 #[derive(Debug)]
