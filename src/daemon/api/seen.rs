@@ -98,15 +98,11 @@ impl SeenIds {
         }
         let mut sum = 0u64;
         for chunk in hashes.chunks(AHEAD) {
-            let mut buckets = [(0u32, 0u32); AHEAD];
-            for (bucket, hash) in buckets.iter_mut().zip(chunk) {
-                let b = (hash.unwrap_or(0) >> 48) as usize;
-                if let Some(&[start, end]) = self.index.get(b..b + 2) {
-                    *bucket = (start, end);
-                }
+            let mut places = [(0, 0); AHEAD];
+            for (place, hash) in places.iter_mut().zip(chunk) {
+                *place = self.place(hash.unwrap_or(0));
             }
-            for &(start, end) in &buckets[..chunk.len()] {
-                let (start, end) = (start as usize, end as usize);
+            for &(start, end) in &places[..chunk.len()] {
                 for at in [start, (start + end) / 2, end.saturating_sub(1)] {
                     sum = sum.wrapping_add(self.sorted.get(at).copied().unwrap_or(0));
                 }
@@ -134,12 +130,18 @@ impl SeenIds {
 
     /// Whether `hash` is in the sorted run: in its bucket when the run is indexed.
     fn in_run(&self, hash: u64) -> bool {
-        let bucket = (hash >> 48) as usize;
-        let run = match self.index.get(bucket..bucket + 2) {
-            Some(&[start, end]) => self.sorted.get(start as usize..end as usize).unwrap_or(&[]),
-            _ => &self.sorted,
-        };
+        let (start, end) = self.place(hash);
+        let run = self.sorted.get(start..end).unwrap_or(&[]);
         run.binary_search(&hash).is_ok()
+    }
+
+    /// Where in the run `hash` would be: its bucket when the run is indexed, else all of it.
+    fn place(&self, hash: u64) -> (usize, usize) {
+        let bucket = (hash >> 48) as usize;
+        match self.index.get(bucket..bucket + 2) {
+            Some(&[start, end]) => (start as usize, end as usize),
+            _ => (0, self.sorted.len()),
+        }
     }
 
     /// Rebuilds the index of the run (or drops it: a run too short, or too long for `u32`
