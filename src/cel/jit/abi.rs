@@ -171,8 +171,9 @@ pub struct Ctx {
     pub error: *const EvalError,
     /// The index of the failing param (output, written before `RET_PARAM_FAILED` only).
     pub failed: std::mem::MaybeUninit<u64>,
-    /// The result value by class (output, written before `RET_VALUE` only).
-    pub out: std::mem::MaybeUninit<[u64; 2]>,
+    /// The result value by class (output, written before `RET_VALUE` only: both words, or
+    /// only the first for a boxed decision result).
+    pub out: [std::mem::MaybeUninit<u64>; 2],
     /// Where each param's value is stored by class (`[u64; 2]` per param), for `eval` and for
     /// params evaluated by the interpreter; null for a body that stores none.
     pub params: *mut [u64; 2],
@@ -725,13 +726,26 @@ pub(crate) fn symbols() -> [(&'static str, *const u8); 10] {
     ]
 }
 
-/// Converts a result of compiled code back to a value: `out` by `class`.
+/// Converts a result of compiled code back to a value: `out` by `class` (the second word is
+/// read only for a class that is not boxed).
 ///
 /// # Safety
-/// For [`Class::Boxed`], `out[0]` points to a live [`Boxed`].
-pub(crate) unsafe fn result_value(class: Class, out: [u64; 2]) -> EvalResult {
+/// Compiled code wrote `out[0]`, and `out[1]` unless `class` is [`Class::Boxed`]; for
+/// [`Class::Boxed`], `out[0]` points to a live [`Boxed`].
+pub(crate) unsafe fn result_value(
+    class: Class,
+    out: &[std::mem::MaybeUninit<u64>; 2],
+) -> EvalResult {
+    // SAFETY: forwarded from the caller: the words read were written.
+    let (lo, hi) = unsafe {
+        let hi = match class {
+            Class::Boxed => 0,
+            _ => out[1].assume_init(),
+        };
+        (out[0].assume_init(), hi)
+    };
     // SAFETY: forwarded from the caller.
-    unsafe { value_of(class, out[0], out[1]) }
+    unsafe { value_of(class, lo, hi) }
 }
 
 /// Turns the param buffer's first `n` entries into `scratch.params` (entries for params the

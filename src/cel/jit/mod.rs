@@ -181,7 +181,7 @@ impl Code {
             error: std::ptr::null(),
             // Outputs written only with the codes that report them: not initialized here.
             failed: std::mem::MaybeUninit::uninit(),
-            out: std::mem::MaybeUninit::uninit(),
+            out: [std::mem::MaybeUninit::uninit(); 2],
             params: call.params,
             tables: &self.tables,
             scratch,
@@ -472,9 +472,10 @@ impl JitProgram {
             }
             compile::RET_FAILED => Outcome::ResultFailed(reported_error(ctx)),
             compile::RET_VALUE => {
-                // SAFETY: compiled code writes `out` before returning `RET_VALUE`; a boxed result
-                // lives in the scratch arena until the next call.
-                match unsafe { abi::result_value(self.value_class, ctx.out.assume_init()) } {
+                // SAFETY: compiled code writes `out` before returning `RET_VALUE` (its first
+                // word only for a boxed decision result, which `result_value` reads alone); a
+                // boxed result lives in the scratch arena until the next call.
+                match unsafe { abi::result_value(self.value_class, &ctx.out) } {
                     Ok(v) => Outcome::Value(v),
                     Err(e) => Outcome::ResultFailed(e),
                 }
@@ -554,9 +555,10 @@ impl JitExpr {
         };
         let then = |code, ctx: &Ctx| match code {
             compile::RET_VALUE => {
-                // SAFETY: compiled code writes `out` before returning `RET_VALUE`; a boxed
-                // result lives in the scratch arena until the next call.
-                unsafe { abi::result_value(self.class, ctx.out.assume_init()) }
+                // SAFETY: compiled code writes both words of `out` before returning
+                // `RET_VALUE` for a value; a boxed result lives in the scratch arena until the
+                // next call.
+                unsafe { abi::result_value(self.class, &ctx.out) }
             }
             _ => Err(reported_error(ctx)),
         };
