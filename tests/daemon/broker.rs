@@ -302,6 +302,54 @@ async fn conflicting_exchange_type_is_a_publish_error() {
     rig.cleanup().await;
 }
 
+/// A closed channel's number is not used again on its connection, so refused declares use up
+/// the connection's `channel_max`; the publisher then starts a new connection instead of
+/// failing for good, and publishes once the conflict is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_out_of_channel_numbers_is_replaced() {
+    let mut rig = rig().await;
+    let topic = rig.exchange("channels");
+    rig.declare(&topic, ExchangeKind::Direct).await;
+    let url = format!("{RABBIT_URL}?channel_max=2");
+    let cfg = rabbit_cfg(&url, ExchangeType::Topic, true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connect");
+    // More refused declares than the connection has channel numbers.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let mut refused = 0;
+    while refused < 4 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {refused} declares refused"
+        );
+        match publisher.publish_batch(&[event(refused)]).await.as_slice() {
+            [Err(PublishError::Declare { .. })] => refused += 1,
+            [Err(PublishError::Unavailable { .. } | PublishError::Connect(_))] => {}
+            other => panic!("expected a declare error, got {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    rig.ch
+        .exchange_delete(topic.as_str().into(), ExchangeDeleteOptions::default())
+        .await
+        .expect("delete");
+    rig.declare(&topic, ExchangeKind::Topic).await;
+    loop {
+        let results = publisher.publish_batch(&[event(99)]).await;
+        if results[0].is_ok() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never published after the conflict went: {results:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    publisher.close().await.expect("close");
+    rig.cleanup().await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Failures and recovery.
 

@@ -409,7 +409,12 @@ impl RabbitPublisher {
                 };
                 conn.publish_frames(&route).map_err(PublishError::Publish)?
             }
-            Ok(Err(e)) => return Err(PublishError::Connect(format!("cannot open channel: {e}"))),
+            Ok(Err(e)) => {
+                // A channel's number is not used again on its connection (the broker may still
+                // be closing it), so a connection can run out of them: a new one starts afresh.
+                self.drop_connection("cannot open a channel");
+                return Err(PublishError::Connect(format!("cannot open channel: {e}")));
+            }
             Err(_) => {
                 self.drop_connection("opening the channel timed out");
                 return Err(timed_out());
