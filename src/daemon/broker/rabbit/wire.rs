@@ -20,12 +20,9 @@ use amq_protocol::frame::{AMQPContentHeader, AMQPFrame, WriteContext, gen_frame,
 use amq_protocol::protocol::{AMQPClass, BasicProperties, basic};
 use amq_protocol::types::{AMQPValue, FieldTable, LongString, ShortString};
 
-/// The octet that ends every frame.
-const FRAME_END: u8 = 0xCE;
-const FRAME_METHOD: u8 = 1;
-const FRAME_HEADER: u8 = 2;
-const FRAME_BODY: u8 = 3;
-const FRAME_HEARTBEAT: u8 = 8;
+use amq_protocol::protocol::constants::{
+    FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD,
+};
 /// A frame's type, channel and size (7 bytes) and its end octet.
 const FRAME_OVERHEAD: usize = 8;
 /// The smallest frame size a peer must accept (AMQP's `frame-min-size`).
@@ -431,6 +428,15 @@ fn agrees_with_amq_protocol(bytes: &[u8], frame: &Incoming) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The frames written as constants are amq-protocol's.
+    #[test]
+    fn the_constant_frames_are_amq_protocol_s() {
+        use amq_protocol::frame::ProtocolVersion;
+        assert_eq!(control_bytes(&AMQPFrame::Heartbeat), Ok(HEARTBEAT.to_vec()));
+        let header = AMQPFrame::ProtocolHeader(ProtocolVersion::amqp_0_9_1());
+        assert_eq!(control_bytes(&header), Ok(PROTOCOL_HEADER.to_vec()));
+    }
     use amq_protocol::protocol::{channel as amqp_channel, connection};
     use serde_json::json;
 
