@@ -81,6 +81,9 @@ pub fn disagreement(
         Err(e) => return Some(format!("jit does not compile: {e}")),
     };
     let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
+    // The hot path's own scratch: never filled by `explain` (which stores every param for this
+    // resource), so a param the fast body failed to store would be read stale.
+    let mut sd = Scratch::default();
     for json in resources {
         let r = Arc::new(Resource::from_json(json.clone()));
         let da = a.explain(&r, now, &mut sa);
@@ -93,7 +96,7 @@ pub fn disagreement(
             return Some(format!("resource {json}\ninterp: {ta}\njit:    {tb}"));
         }
         // The hot path (no param values kept) decides the same.
-        if b.decide(&r, now, &mut sb) != da {
+        if b.decide(&r, now, &mut sd) != da {
             return Some(format!("resource {json}: decide() differs from evaluate()"));
         }
     }
