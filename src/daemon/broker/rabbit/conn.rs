@@ -630,6 +630,19 @@ async fn read_frames(
     let mut heard = Instant::now();
     let mut tick = heard + beat / 2;
     loop {
+        // The frames read so far: the last read's, or what came after the handshake's last
+        // answer in the same read.
+        loop {
+            match inbound.next() {
+                Ok(Some(frame)) => {
+                    if let Some(why) = handle(frame, link).await {
+                        return why;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return e.to_string(),
+            }
+        }
         let ticking = async {
             if heartbeat == 0 {
                 std::future::pending::<()>().await;
@@ -644,17 +657,6 @@ async fn read_frames(
                     Err(e) => return e.to_string(),
                 }
                 heard = Instant::now();
-                loop {
-                    match inbound.next() {
-                        Ok(Some(frame)) => {
-                            if let Some(why) = handle(frame, link).await {
-                                return why;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => return e.to_string(),
-                    }
-                }
             }
             () = ticking => {
                 let now = Instant::now();
