@@ -223,7 +223,8 @@ impl Connection {
             inbound: Inbound::new(uri.query.frame_max.unwrap_or(1 << 20)),
         };
         let tuning = handshake.run(uri, name).await?;
-        let inbound = handshake.inbound;
+        let mut inbound = handshake.inbound;
+        inbound.limit(tuning.frame_max);
         let status = Arc::new(ConnectionStatus::default());
         status.set_connected(true);
         let link = Arc::new(Link {

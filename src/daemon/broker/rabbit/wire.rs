@@ -290,6 +290,8 @@ fn decode(frame: &[u8]) -> Result<Incoming, FrameError> {
 /// The incoming side of a connection: bytes as they arrive, split into frames.
 pub(super) struct Inbound {
     buf: Vec<u8>,
+    /// The largest frame accepted (at most the buffer's length).
+    max: usize,
     /// The unread bytes are `buf[start..end]`.
     start: usize,
     end: usize,
@@ -298,11 +300,19 @@ pub(super) struct Inbound {
 impl Inbound {
     /// A reader of frames of at most `frame_max` bytes (at least AMQP's minimum).
     pub(super) fn new(frame_max: u32) -> Inbound {
+        let len = frame_max.max(FRAME_MIN) as usize;
         Inbound {
-            buf: vec![0; frame_max.max(FRAME_MIN) as usize],
+            buf: vec![0; len],
+            max: len,
             start: 0,
             end: 0,
         }
+    }
+
+    /// Accepts frames of at most `frame_max` bytes from now on (what was negotiated, when less
+    /// than the buffer was made for).
+    pub(super) fn limit(&mut self, frame_max: u32) {
+        self.max = (frame_max.max(FRAME_MIN) as usize).min(self.buf.len());
     }
 
     /// Where the next read goes: never empty, since a frame that fits is consumed before the
@@ -324,7 +334,7 @@ impl Inbound {
     /// The next complete frame, `None` when more bytes are needed.
     pub(super) fn next(&mut self) -> Result<Option<Incoming>, FrameError> {
         let unread = &self.buf[self.start..self.end];
-        let Some(len) = frame_len(unread, self.buf.len())? else {
+        let Some(len) = frame_len(unread, self.max)? else {
             if self.start == self.end {
                 (self.start, self.end) = (0, 0);
             }
@@ -428,6 +438,30 @@ fn agrees_with_amq_protocol(bytes: &[u8], frame: &Incoming) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// After tuning, a frame is held to the negotiated size, not the buffer's.
+    #[test]
+    fn frames_past_the_negotiated_size_are_refused() {
+        let mut body = vec![FRAME_BODY, 0, 1];
+        body.extend_from_slice(&5000u32.to_be_bytes());
+        body.resize(7 + 5000, b'x');
+        body.push(FRAME_END);
+        let mut whole = Inbound::new(1 << 20);
+        let mut limited = Inbound::new(1 << 20);
+        limited.limit(FRAME_MIN);
+        for (inbound, fits) in [(&mut whole, true), (&mut limited, false)] {
+            inbound.spare()[..body.len()].copy_from_slice(&body);
+            inbound.filled(body.len());
+            match inbound.next() {
+                Ok(Some(_)) => assert!(fits),
+                Err(FrameError::TooLarge { size: 5008, max }) => {
+                    assert!(!fits);
+                    assert_eq!(max, FRAME_MIN as usize);
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
 
     /// The frames written as constants are amq-protocol's.
     #[test]
