@@ -154,10 +154,13 @@ struct Prometheus {
     child: Child,
     url: String,
     http: reqwest::Client,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 impl Prometheus {
+    /// Starts one, on a port picked free just before: when another process takes that port
+    /// first (Prometheus then exits), it starts again on another. It is ready once *this*
+    /// Prometheus answers (its flags name this config file), not whatever holds the port.
     async fn start(job: &str, target: &str) -> Prometheus {
         let dir = TempDir::new();
         dir.write("rules.yaml", &rule_file(Some("1s")));
@@ -168,36 +171,62 @@ impl Prometheus {
              ['{target}']\n        labels: {{namespace: hyperfleet-system}}\n"
         );
         let config = dir.write("prometheus.yml", &config);
-        let port = free_port();
-        let child = Command::new(tool("prometheus"))
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.0.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start prometheus");
-        let prometheus = Prometheus {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            http: reqwest::Client::new(),
-            _dir: dir,
-        };
-        let ready = format!("{}/-/ready", prometheus.url);
-        wait_for(
-            "prometheus to be ready",
-            Duration::from_secs(30),
-            async || {
-                let r = prometheus.http.get(&ready).send().await.ok()?;
-                r.status().is_success().then_some(())
-            },
+        let http = reqwest::Client::new();
+        for _ in 0..5 {
+            let port = free_port();
+            let log = std::fs::File::create(dir.0.join("prometheus.log")).expect("log file");
+            let mut child = Command::new(tool("prometheus"))
+                .arg(format!("--config.file={}", config.display()))
+                .arg(format!(
+                    "--storage.tsdb.path={}",
+                    dir.0.join("data").display()
+                ))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("start prometheus");
+            let url = format!("http://127.0.0.1:{port}");
+            let flags = format!("{url}/api/v1/status/flags");
+            let mine = wait_for(
+                "prometheus to be ready",
+                Duration::from_secs(30),
+                async || {
+                    if child.try_wait().expect("try_wait").is_some() {
+                        return Some(false);
+                    }
+                    let r = http.get(&flags).send().await.ok()?;
+                    let body: Json = r.json().await.ok()?;
+                    (body["data"]["config.file"] == config.display().to_string()).then_some(true)
+                },
+            )
+            .await;
+            if mine {
+                return Prometheus {
+                    child,
+                    url,
+                    http,
+                    dir,
+                };
+            }
+            let log = std::fs::read_to_string(dir.0.join("prometheus.log")).unwrap_or_default();
+            eprintln!("prometheus on port {port} exited, starting it again:\n{log}");
+        }
+        panic!("prometheus did not start in five tries");
+    }
+
+    /// What this Prometheus says of its scrape target, and its log's end (for a failure).
+    async fn diagnosis(&self) -> String {
+        let targets = self.api("targets", &[]).await;
+        let log = std::fs::read_to_string(self.dir.0.join("prometheus.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!(
+            "targets: {}\nprometheus log:\n{}",
+            targets["activeTargets"],
+            tail.join("\n")
         )
-        .await;
-        prometheus
     }
 
     async fn api(&self, path: &str, query: &[(&str, &str)]) -> Json {
@@ -329,12 +358,17 @@ async fn run_scenario(scenario: Scenario) -> Result<(), String> {
     // Two scrapes make a rate; then two rule evaluations (1 s apart) settle what a rule saw
     // with one sample only (a rate that does not exist yet, at any Prometheus start).
     let has_rates = "rate(hyperfleet_sentinel_poll_duration_seconds_count[1m])";
-    wait_for(
-        &format!("{name}: two scrapes"),
-        Duration::from_secs(30),
-        async || (!prometheus.query(has_rates).await.is_empty()).then_some(()),
-    )
-    .await;
+    let start = Instant::now();
+    while prometheus.query(has_rates).await.is_empty() {
+        if start.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "{name}: no two scrapes of the sentinel in 60 s\n{}\nsentinel output:\n{}",
+                prometheus.diagnosis().await,
+                process.output()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     match scenario.fault {
