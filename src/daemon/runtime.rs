@@ -409,17 +409,12 @@ impl Daemon {
     ) -> Step {
         let id = resource.id().map_or("", |t| t.as_str());
         // The evaluate span is current for this resource's log lines (no await inside).
-        let (evaluate, _current) = match traced.as_deref() {
-            Some(t) => {
-                let span = t.spans.start();
-                let current = t.spans.enter(&span);
-                (Some(span), Some(current))
-            }
-            None => (None, None),
-        };
+        let evaluate = traced.as_deref().map(|t| t.spans.begin());
         let mut end = |reason: Option<&str>| {
-            if let (Some(t), Some(span)) = (traced.as_deref_mut(), &evaluate) {
-                t.spans.end_evaluate(span, id, reason);
+            if let (Some(t), Some(begun)) = (traced.as_deref_mut(), &evaluate)
+                && t.spans.sampled()
+            {
+                t.spans.end_evaluate(&begun.span(), id, reason);
             }
         };
         if let Err(e) = resource.id() {
@@ -454,12 +449,12 @@ impl Daemon {
         }
         let reason = decision.reason.shared_text();
         let mut event = self.event(&resource, reason.clone());
-        let spans = match (traced, evaluate) {
-            (Some(t), Some(evaluate)) => {
+        let spans = match (traced, &evaluate) {
+            (Some(t), Some(begun)) => {
                 let publish = t.spans.start();
                 event.traceparent = Some(t.spans.traceparent(&publish));
                 Some(Spans {
-                    evaluate,
+                    evaluate: begun.span(),
                     publish,
                     reason,
                 })

@@ -16,8 +16,9 @@
 //! - to any other exporter (tests' and benches'), builds the SDK's `SpanData` as its tracer
 //!   would and hands it to the same batch span processor.
 //!
-//! An unsampled cycle draws the ids the `traceparent` and the log lines carry, and builds
-//! nothing else.
+//! An unsampled cycle draws the ids the `traceparent` and the log lines carry, when they are
+//! read (a settled resource's evaluate span, which nothing reads, gets none: [`Begun`]), and
+//! builds nothing else.
 //!
 //! Invariant: the spans are the SDK's to the byte: names, ids, parents, kinds, attributes (in
 //! order), status, scope and resource, the JSON line of a span is `span_line`'s whichever
@@ -104,19 +105,28 @@ impl SpanProcessor for SharedProcessor {
 }
 
 thread_local! {
-    /// The trace and span id of the resource span current on this thread (see [`Entered`]).
-    static CURRENT: Cell<Option<([u8; 16], [u8; 8])>> = const { Cell::new(None) };
+    /// The trace id and span id of the resource span current on this thread (see [`Entered`]);
+    /// a span id of 0 is one not drawn yet, drawn at its first read (see [`CycleSpans::begin`]).
+    static CURRENT: Cell<Option<([u8; 16], u64)>> = const { Cell::new(None) };
 }
 
-/// The ids of the resource span current on this thread, if one is (for log lines).
+/// The ids of the resource span current on this thread, if one is (for log lines); a span id
+/// not drawn yet is drawn now, and is the span's from then on.
 pub(crate) fn current() -> Option<([u8; 16], [u8; 8])> {
-    CURRENT.with(Cell::get)
+    CURRENT.with(|c| {
+        let (trace, mut span) = c.get()?;
+        if span == 0 {
+            span = draw();
+            c.set(Some((trace, span)));
+        }
+        Some((trace, span.to_be_bytes()))
+    })
 }
 
 /// A resource span made current for this thread's log lines until dropped (never held across
 /// an await).
 #[must_use = "the span is current only while the guard lives"]
-pub struct Entered(Option<([u8; 16], [u8; 8])>);
+pub struct Entered(Option<([u8; 16], u64)>);
 
 impl Drop for Entered {
     fn drop(&mut self) {
@@ -124,18 +134,52 @@ impl Drop for Entered {
     }
 }
 
+impl Entered {
+    fn enter(trace: [u8; 16], span: u64) -> Entered {
+        Entered(CURRENT.with(|c| c.replace(Some((trace, span)))))
+    }
+}
+
 /// Makes the ids `(trace, span)` current for this thread's log lines until the guard drops.
 #[cfg(test)]
 pub(crate) fn enter_ids(trace: [u8; 16], span: [u8; 8]) -> Entered {
-    Entered(CURRENT.with(|c| c.replace(Some((trace, span)))))
+    Entered::enter(trace, u64::from_be_bytes(span))
+}
+
+/// A span id as the SDK draws one: random, not zero.
+fn draw() -> u64 {
+    loop {
+        let id = fastrand::u64(..);
+        if id != 0 {
+            return id;
+        }
+    }
 }
 
 /// A span id as the SDK draws one: random, not zero.
 pub(crate) fn fresh_span_id() -> SpanId {
-    loop {
-        let id = fastrand::u64(..);
-        if id != 0 {
-            return SpanId::from(id);
+    SpanId::from(draw())
+}
+
+/// A resource span begun by [`CycleSpans::begin`], current for this thread's log lines until
+/// dropped (never held across an await). In an unsampled cycle its id is drawn only when
+/// something reads it (a log line, or [`Begun::span`]): a settled resource's span is seen by
+/// nothing, and a random id drawn later is as random as one drawn now.
+#[must_use = "the span is current only while the guard lives"]
+pub struct Begun {
+    start: SystemTime,
+    _entered: Entered,
+}
+
+impl Begun {
+    /// The span, its id drawn now if nothing has read it yet (it is the current span: no other
+    /// is entered while this guard lives).
+    pub fn span(&self) -> ResourceSpan {
+        let id = current().map_or(SpanId::INVALID, |(_, span)| SpanId::from_bytes(span));
+        debug_assert!(id != SpanId::INVALID, "a begun span is current");
+        ResourceSpan {
+            id,
+            start: self.start,
         }
     }
 }
@@ -253,11 +297,34 @@ impl CycleSpans {
         ResourceSpan { id, start }
     }
 
+    /// Starts a span and makes it current for this thread's log lines until the guard drops;
+    /// its id is drawn now in a sampled cycle, else at its first read.
+    #[inline]
+    pub fn begin(&self) -> Begun {
+        let (span, start) = if self.recorder.is_some() {
+            (draw(), SystemTime::now())
+        } else {
+            (0, SystemTime::UNIX_EPOCH)
+        };
+        Begun {
+            start,
+            _entered: Entered::enter(self.trace_id.to_bytes(), span),
+        }
+    }
+
+    /// Whether this cycle's spans are recorded (else ending one does nothing).
+    #[inline]
+    pub fn sampled(&self) -> bool {
+        self.recorder.is_some()
+    }
+
     /// Makes `span` current for this thread's log lines until the guard drops.
     #[inline]
     pub fn enter(&self, span: &ResourceSpan) -> Entered {
-        let ids = (self.trace_id.to_bytes(), span.id.to_bytes());
-        Entered(CURRENT.with(|c| c.replace(Some(ids))))
+        Entered::enter(
+            self.trace_id.to_bytes(),
+            u64::from_be_bytes(span.id.to_bytes()),
+        )
     }
 
     /// The W3C `traceparent` of `span`.
@@ -1265,6 +1332,37 @@ mod tests {
         }
         assert_eq!(telemetry::current_ids(), None);
         spans.end_evaluate(&evaluate, "c1", Some("r"));
+
+        // A begun span's id is drawn at its first read, then kept: what a log line saw is the
+        // span's, and what the span carries is what later log lines see.
+        let trace = tp.trace_id;
+        let mut ids = Vec::new();
+        for read_first in [true, false, true] {
+            let begun = spans.begin();
+            assert!(!spans.sampled());
+            let (seen, span) = if read_first {
+                let seen = telemetry::current_ids().expect("current");
+                (seen, begun.span())
+            } else {
+                let span = begun.span();
+                (telemetry::current_ids().expect("current"), span)
+            };
+            assert_eq!(seen, (trace, span.id.to_bytes()));
+            assert_ne!(span.id, SpanId::INVALID);
+            assert_eq!(telemetry::current_ids(), Some(seen), "drawn once");
+            assert_eq!(begun.span().id, span.id);
+            ids.push(span.id);
+            {
+                // A span entered inside, and left, gives the begun one back.
+                let inner = spans.start();
+                let _inner = spans.enter(&inner);
+                assert_eq!(telemetry::current_ids(), Some((trace, inner.id.to_bytes())));
+            }
+            assert_eq!(telemetry::current_ids(), Some(seen));
+            drop(begun);
+            assert_eq!(telemetry::current_ids(), None);
+        }
+        assert!(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
         drop(spans);
         telemetry::end(&poll);
         t.shutdown(telemetry::SHUTDOWN_TIMEOUT).expect("flushed");
