@@ -239,14 +239,10 @@ impl Inner {
         parse(body)
     }
 
-    /// Fetches and decodes one list page, retrying retriable failures of this page only.
-    async fn fetch_page(
-        self: Arc<Inner>,
-        url: String,
-        number: u32,
-        projection: Arc<Projection>,
-    ) -> Result<Decoded, ApiError> {
-        let attempt = || self.get(&url, |body| decode_body(body, &projection));
+    /// Fetches one list page's body, retrying retriable failures of this page only (decoding
+    /// it is [`Pager::next_page`]'s: see there).
+    async fn fetch_page(self: Arc<Inner>, url: String, number: u32) -> Result<Vec<u8>, ApiError> {
+        let attempt = || self.get(&url, Ok);
         let on_retry = |retry: u32, err: &ApiError, wait: Duration| {
             tracing::warn!(page = number, retry, wait_ms = wait.as_millis() as u64, error = %err,
                 "retrying hyperfleet api request");
@@ -313,7 +309,8 @@ pub struct Pager {
     next_number: u32,
     /// The trace context the pages' GET spans are children of (the poll span), when tracing.
     parent: Option<opentelemetry::Context>,
-    in_flight: VecDeque<(u32, JoinHandle<Result<Decoded, ApiError>>)>,
+    /// The pages requested ahead: their bodies, fetched on the runtime's workers.
+    in_flight: VecDeque<(u32, JoinHandle<Result<Vec<u8>, ApiError>>)>,
     /// Items received so far, repeats included.
     received: u64,
     /// The most items this listing may receive, set by the first page ([`listing_limit`]).
@@ -342,11 +339,18 @@ impl Pager {
             self.spawn_next();
         }
         let (number, task) = self.in_flight.pop_front()?;
-        let decoded = match task.await {
-            Ok(Ok(decoded)) => decoded,
+        let body = match task.await {
+            Ok(Ok(body)) => body,
             Ok(Err(err)) => return Some(Err(self.finish(err))),
             Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
             Err(join) => return Some(Err(self.finish(ApiError::Network(join.to_string())))),
+        };
+        // Decoded here, on the thread that decides and then drops the page's resources: built
+        // on a worker, they were freed across threads (glibc's arena lock, contended on every
+        // page) and moved between cores' caches. A decoding error is not retried either way.
+        let decoded = match decode_body(body, &self.projection) {
+            Ok(decoded) => decoded,
+            Err(err) => return Some(Err(self.finish(err))),
         };
         self.received += decoded.items.len() as u64;
         self.last_bytes = decoded.bytes;
@@ -395,10 +399,7 @@ impl Pager {
             self.search.as_deref(),
             self.fields.as_deref(),
         );
-        let fetch = self
-            .inner
-            .clone()
-            .fetch_page(url, number, self.projection.clone());
+        let fetch = self.inner.clone().fetch_page(url, number);
         let task = match &self.parent {
             None => tokio::spawn(fetch),
             Some(cx) => {
