@@ -223,10 +223,23 @@ pub async fn serve(
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    serve_on(&tokio::runtime::Handle::current(), addr, router, shutdown)
+}
+
+/// [`serve`] on the runtime `on` (`serve` runs its servers on a runtime of their own, so that
+/// they answer whatever the cycle's thread is doing).
+pub fn serve_on(
+    on: &tokio::runtime::Handle,
+    addr: SocketAddr,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    // The listener registers with the I/O driver of the runtime it is made in.
+    let _in = on.enter();
     let listener = bind_any_stack(addr)?;
     let local = listener.local_addr()?;
     let cap = server::connection_cap();
-    let task = tokio::spawn(server::run(listener, router, shutdown, cap));
+    let task = on.spawn(server::run(listener, router, shutdown, cap));
     Ok((local, task))
 }
 
