@@ -1,7 +1,8 @@
 //! `sentinel serve` as a process, with real signals: readiness, metrics, events and logs of a
 //! running process; SIGTERM mid-publish and SIGINT mid-fetch (exit 0, a clean stop); startup
 //! failures (exit 1, one line on stderr); `--help`; the Go sentinel's log lines; and config
-//! precedence (flag, env, file) through `sentinel config-dump`.
+//! precedence (flag, env, file) through `sentinel config-dump`; the health and metrics servers
+//! answering while the loop's thread is blocked.
 
 use crate::common::proxy::Proxy;
 use crate::common::rig::{rig, unique};
@@ -445,4 +446,92 @@ async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
         .collect();
     assert!(foreign.is_empty(), "third-party debug records: {foreign:?}");
     t.rig.cleanup().await;
+}
+
+/// The health and metrics servers answer while the loop's thread is blocked, as Go's do (its
+/// servers are goroutines of their own): here the loop is stuck writing events to a stdout
+/// nobody reads. `/healthz` then reports the stale poll, and the metrics still scrape. A
+/// sentinel whose servers shared the loop's thread would answer neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_answer_while_the_loop_is_blocked() {
+    // 100 due clusters: a cycle writes ~40 KB of events, so the first completes and the second
+    // fills the pipe (64 KiB) and blocks.
+    let api = fake_api(crate::harness::new_clusters(100)).await;
+    let dir = TempDir::new();
+    let config = dir.write(
+        "config.yaml",
+        &read_data("serve.yaml")
+            .replace("{topic}", "blocked")
+            .replace("page_size: 1", "page_size: 100"),
+    );
+    let config_flag = format!("--config={}", config.display());
+    let health = format!("http://127.0.0.1:{}", free_port());
+    let metrics = format!("http://127.0.0.1:{}", free_port());
+    let health_flag = format!("--health-server-bindaddress={}", &health[7..]);
+    let metrics_flag = format!("--metrics-server-bindaddress={}", &metrics[7..]);
+    let env = [
+        ("BROKER_TYPE", "stdout"),
+        ("HYPERFLEET_API_BASE_URL", api.base_url.as_str()),
+        ("HYPERFLEET_TRACING_ENABLED", "false"),
+        // The log lines (the probes' warnings among them) to stderr: stdout is what blocks.
+        ("HYPERFLEET_LOG_OUTPUT", "stderr"),
+    ];
+    let mut cmd = sentinel_cmd(&["serve", &config_flag, &health_flag, &metrics_flag], &env);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    /// Killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Killed(cmd.spawn().expect("spawn sentinel serve"));
+    // Held open and never read.
+    let _stdout = child.0.stdout.take().expect("stdout");
+    let pid = child.0.id();
+
+    // The loop runs on the process's main thread; it ends up in a `write` to fd 1 (the
+    // syscall's number and first argument, as /proc shows a thread blocked in one).
+    let syscall = format!("/proc/{pid}/task/{pid}/syscall");
+    let blocked = || std::fs::read_to_string(&syscall).is_ok_and(|s| s.starts_with("1 0x1 "));
+    eventually("the loop's thread blocked writing to stdout", async || {
+        blocked().then_some(())
+    })
+    .await;
+    // A server that does not answer fails the request (and the test), not hangs it.
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("client");
+    let answer = async |url: String| {
+        let response = http
+            .get(&url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        let status = response.status().as_u16();
+        (status, response.text().await.expect("body"))
+    };
+    let stale = eventually("/healthz to report the stale poll", async || {
+        let (status, body) = answer(format!("{health}/healthz")).await;
+        (status == 503).then_some(body)
+    })
+    .await;
+    assert_eq!(stale, r#"{"status":"poll stale"}"#);
+    // Still blocked: the answers above came while the loop could not have served them.
+    assert!(
+        blocked(),
+        "{}",
+        std::fs::read_to_string(&syscall).unwrap_or_default()
+    );
+    let (code, text) = answer(format!("{metrics}/metrics")).await;
+    assert_eq!(code, 200);
+    assert!(
+        text.contains("hyperfleet_sentinel_poll_duration_seconds_count"),
+        "{text}"
+    );
+    let (code, _) = answer(format!("{health}/readyz")).await;
+    assert_eq!(code, 200, "a completed poll and a stdout broker: ready");
 }
