@@ -291,6 +291,9 @@ pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decode
     })
 }
 
+/// One page's fetch, a task of its own: the page's body (decoded by [`Pager::next_page`]).
+type Fetch = JoinHandle<Result<Vec<u8>, ApiError>>;
+
 /// The pages of one listing, yielded in order while up to `prefetch` pages are fetched ahead.
 ///
 /// Pages are requested from 1 until the items received reach the `total` of the latest page or a
@@ -309,8 +312,8 @@ pub struct Pager {
     next_number: u32,
     /// The trace context the pages' GET spans are children of (the poll span), when tracing.
     parent: Option<opentelemetry::Context>,
-    /// The pages requested ahead: their bodies, fetched on the runtime's workers.
-    in_flight: VecDeque<(u32, JoinHandle<Result<Vec<u8>, ApiError>>)>,
+    /// The pages requested ahead, by number.
+    in_flight: VecDeque<(u32, Fetch)>,
     /// Items received so far, repeats included.
     received: u64,
     /// The most items this listing may receive, set by the first page ([`listing_limit`]).
