@@ -101,8 +101,9 @@ pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
         .enable_all()
         .build()
         .map_err(|e| startup("cannot start the async runtime", e))?;
-    // The health and metrics servers have a thread of their own, so that they answer (and
-    // `/healthz` reports a stale poll) whatever the cycle's thread is doing, as in Go.
+    // The health and metrics servers (and the signals) have a thread of their own, so that they
+    // answer (and `/healthz` reports a stale poll) whatever the cycle's thread is doing, as in
+    // Go.
     let servers = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("servers")
@@ -239,9 +240,14 @@ async fn serve(
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let signal_health = health.clone();
-    // Registered here, not in the task, so a signal from now on is never the default action.
-    let mut signals = Signals::register();
-    tokio::spawn(async move {
+    // Registered here, not in the task, so a signal from now on is never the default action;
+    // handled on the servers' thread, so that a second signal ends the process even while the
+    // loop's thread is blocked.
+    let mut signals = {
+        let _servers = servers.enter();
+        Signals::register()
+    };
+    servers.spawn(async move {
         signals.wait().await;
         info!("Received shutdown signal");
         signal_health.shutting_down();

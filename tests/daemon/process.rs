@@ -534,4 +534,26 @@ async fn the_servers_answer_while_the_loop_is_blocked() {
     );
     let (code, _) = answer(format!("{health}/readyz")).await;
     assert_eq!(code, 200, "a completed poll and a stdout broker: ready");
+
+    // A second signal ends the process at once, blocked loop or not (143, as a shell reports
+    // SIGTERM); the first asks for a graceful stop, which the blocked loop cannot make.
+    let kill = |signal: &str| {
+        let status = std::process::Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill {signal}");
+    };
+    kill("-TERM");
+    eventually("readiness to report the shutdown", async || {
+        let (code, body) = answer(format!("{health}/readyz")).await;
+        (code == 503 && body.contains("unavailable")).then_some(())
+    })
+    .await;
+    kill("-TERM");
+    let status = eventually("the second signal to end the process", async || {
+        child.0.try_wait().expect("try_wait")
+    })
+    .await;
+    assert_eq!(status.code(), Some(143), "{status}");
 }
