@@ -289,7 +289,7 @@ impl CycleSpans {
     #[inline]
     pub fn start(&self) -> ResourceSpan {
         let id = fresh_span_id();
-        let start = if self.recorder.is_some() {
+        let start = if self.sampled() {
             SystemTime::now()
         } else {
             SystemTime::UNIX_EPOCH
@@ -301,7 +301,7 @@ impl CycleSpans {
     /// its id is drawn now in a sampled cycle, else at its first read.
     #[inline]
     pub fn begin(&self) -> Begun {
-        let (span, start) = if self.recorder.is_some() {
+        let (span, start) = if self.sampled() {
             (draw(), SystemTime::now())
         } else {
             (0, SystemTime::UNIX_EPOCH)

@@ -494,8 +494,14 @@ async fn the_servers_answer_while_the_loop_is_blocked() {
 
     // The loop runs on the process's main thread; it ends up in a `write` to fd 1 (the
     // syscall's number and first argument, as /proc shows a thread blocked in one).
+    // `write`'s number differs by architecture.
+    #[cfg(target_arch = "x86_64")]
+    const WRITE_TO_STDOUT: &str = "1 0x1 ";
+    #[cfg(target_arch = "aarch64")]
+    const WRITE_TO_STDOUT: &str = "64 0x1 ";
     let syscall = format!("/proc/{pid}/task/{pid}/syscall");
-    let blocked = || std::fs::read_to_string(&syscall).is_ok_and(|s| s.starts_with("1 0x1 "));
+    let blocked =
+        || std::fs::read_to_string(&syscall).is_ok_and(|s| s.starts_with(WRITE_TO_STDOUT));
     eventually("the loop's thread blocked writing to stdout", async || {
         blocked().then_some(())
     })
