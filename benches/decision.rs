@@ -233,7 +233,7 @@ fn passes(spec: &str) {
     let projection = Arc::new(program.projection());
     let body = serde_json::to_vec(&serde_json::json!({"items": items, "total": items.len()}))
         .expect("serializable");
-    let page = sentinel::daemon::api::decode_page_with(&body, &projection).expect("decodes");
+    let page = sentinel::api::decode_page_with(&body, &projection).expect("decodes");
     let resources: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
     let compiled = Compiled::new(program, Engine::Jit).expect("jit compiles");
     let native = compiled.jit().expect("native program");

@@ -6,9 +6,9 @@
 //! resource. `cargo bench --bench page`.
 
 use criterion::{Criterion, Throughput, criterion_group};
+use sentinel::api::decode_page_with;
+use sentinel::broker::event::Event;
 use sentinel::cel::time::parse_timestamp;
-use sentinel::daemon::api::decode_page_with;
-use sentinel::daemon::event::Event;
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use sentinel::rules::message_data::MessageData;
 use sentinel::rules::message_data::MessageDataProgram;

@@ -8,8 +8,8 @@
 //! prints the events per second of 200 pages. `RABBIT_CONFIRM=false` publishes unconfirmed.
 //! `cargo bench --bench rabbit`.
 
-use sentinel::daemon::broker::{ExchangeType, RabbitConfig, RabbitOptions, RabbitPublisher};
-use sentinel::daemon::event::Event;
+use sentinel::broker::event::Event;
+use sentinel::broker::{ExchangeType, RabbitConfig, RabbitOptions, RabbitPublisher};
 use serde_json::json;
 use std::time::Instant;
 

@@ -14,7 +14,7 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
     BatchSpanProcessor, Sampler, SdkTracerProvider, SpanData, SpanExporter,
 };
-use sentinel::daemon::telemetry::{self, SamplerKind, TraceSettings, Tracing};
+use sentinel::telemetry::{self, SamplerKind, TraceSettings, Tracing};
 use std::hint::black_box;
 use std::time::Duration;
 

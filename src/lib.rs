@@ -1,24 +1,33 @@
 //! HyperFleet Sentinel: polls the HyperFleet API, decides per resource with compiled CEL rules
 //! whether it needs reconciling, and publishes CloudEvents to a broker.
 //!
-//! Module map, in layers from the top; a module names only its own layer and those below it
-//! ([`LAYERS`], checked by this file's tests):
+//! Module map, in floors from the top; a module names only its own floor and those below it
+//! ([`LAYERS`], checked by this file's tests, with ARCHITECTURE.md's code map):
 //! - [`cmd`]: the subcommands behind the `sentinel` binary.
 //! - [`sim`]: stand-ins for the HyperFleet API, the adapters and their queues, for tests and
 //!   `simulate`.
-//! - [`daemon`]: the daemon: config, API client, broker, loop, metrics, health.
+//! - [`daemon`]: the poll loop and its plan, config, health, metrics, logging.
+//! - [`api`] and [`broker`]: the HyperFleet API client; publishing to RabbitMQ or Pub/Sub.
+//! - [`telemetry`]: OpenTelemetry spans and their exporters.
+//! - [`common`]: what the rooms above share (file limits, URL redaction, Go's text formats).
 //! - [`rules`]: everything a config compiles to, from its sources: [`rules::decision`]
-//!   (message_decision params + result → publish or skip) and [`rules::message_data`] (the
-//!   CloudEvent `data` object built per published resource).
-//! - [`resource`]: a HyperFleet resource decoded from JSON into the object model CEL reads.
+//!   (message_decision params + result → publish or skip), [`rules::filter`] and
+//!   [`rules::message_data`] (the CloudEvent `data` object built per published resource).
+//! - [`resource`] and [`tsl`]: a HyperFleet resource decoded from JSON into the object model CEL
+//!   reads; the API's search language.
 //! - [`cel`]: the CEL compiler (lexer, parser, checker, interpreter, JIT). No I/O.
 
+pub mod api;
+pub mod broker;
 pub mod cel;
 pub mod cmd;
+pub mod common;
 pub mod daemon;
 pub mod resource;
 pub mod rules;
 pub mod sim;
+pub mod telemetry;
+pub mod tsl;
 
 /// The dependency rule (ARCHITECTURE.md, Invariants): the layers top to bottom, each with its
 /// top-level modules. A module may name (`crate::…`) its own layer and the layers below it,
@@ -27,8 +36,11 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ("cmd", &["cmd"]),
     ("sim", &["sim"]),
     ("daemon", &["daemon"]),
+    ("clients", &["api", "broker"]),
+    ("telemetry", &["telemetry"]),
+    ("common", &["common"]),
     ("rules", &["rules"]),
-    ("resource", &["resource"]),
+    ("data", &["resource", "tsl"]),
     ("cel", &["cel"]),
 ];
 
@@ -178,5 +190,242 @@ mod tests {
         assert!(violations("cel", "use crate::cel::value::Value;").is_empty());
         assert_eq!(violations("cel", "crate::resource::Resource").len(), 1);
         assert_eq!(violations("nowhere", "").len(), 1);
+    }
+
+    /// The module path of a file under `src/` (`api/url.rs` → `api::url`, `api/mod.rs` → `api`).
+    fn module_of(relative: &Path) -> Vec<String> {
+        let mut parts: Vec<String> = relative
+            .iter()
+            .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+            .collect();
+        if parts.last().is_some_and(|p| p == "mod") {
+            parts.pop();
+        }
+        parts
+    }
+
+    /// Every path a text names from the crate root, groups expanded
+    /// (`crate::a::{b, c::d}` → `a::b`, `a::c::d`), and every `super::` path resolved against
+    /// `module` (the file's own module; a file's test module is left out, being no part of
+    /// what the file imports).
+    fn named_paths(module: &[String], text: &str) -> Vec<Vec<String>> {
+        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+        // Comments (doc links among them) name modules without importing them.
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        let text = code.as_str();
+        let mut out = Vec::new();
+        for (start, base) in [("crate::", 0usize), ("super::", 1)] {
+            for (at, _) in text.match_indices(start) {
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let mut rest = &text[at + start.len()..];
+                let mut prefix: Vec<String> = module[..module.len().saturating_sub(base)].to_vec();
+                if base == 0 {
+                    prefix.clear();
+                }
+                while let Some(r) = rest.strip_prefix("super::") {
+                    prefix.pop();
+                    rest = r;
+                }
+                expand(rest, prefix, &mut out);
+            }
+        }
+        out
+    }
+
+    /// The paths of `text` (what follows `crate::`) under `prefix`, into `out`.
+    fn expand(text: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let mut rest = text;
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 0;
+                let mut item = 0;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            expand(group[item..i].trim_start(), prefix.clone(), out);
+                            break;
+                        }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            expand(group[item..i].trim_start(), prefix.clone(), out);
+                            item = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let ident: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if ident.is_empty() {
+                break;
+            }
+            prefix.push(ident.clone());
+            rest = &rest[ident.len()..];
+            match rest.strip_prefix("::") {
+                Some(r) => rest = r,
+                None => break,
+            }
+        }
+        if !prefix.is_empty() {
+            out.push(prefix);
+        }
+    }
+
+    /// The file a module path lives in: the longest prefix that is a module of `modules`.
+    fn file_of(path: &[String], modules: &[Vec<String>]) -> Option<usize> {
+        (1..=path.len())
+            .rev()
+            .find_map(|n| modules.iter().position(|m| m.as_slice() == &path[..n]))
+    }
+
+    #[test]
+    fn no_two_files_import_each_other() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        let modules: Vec<Vec<String>> = files
+            .iter()
+            .map(|f| module_of(f.strip_prefix(&src).expect("under src/")))
+            .collect();
+        let mut edges = std::collections::BTreeSet::new();
+        for (from, file) in files.iter().enumerate() {
+            let module = &modules[from];
+            if module
+                .first()
+                .is_none_or(|m| m == "cel" || m == "lib" || m == "main")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).expect("a source file is readable");
+            for path in named_paths(module, &text) {
+                let Some(to) = file_of(&path, &modules) else {
+                    continue;
+                };
+                // A module reaching into its own children is containment, not an import.
+                if !modules[to].starts_with(module) {
+                    edges.insert((from, to));
+                }
+            }
+        }
+        let name = |i: usize| modules[i].join("::");
+        let circles: Vec<String> = edges
+            .iter()
+            .filter(|&&(a, b)| a < b && edges.contains(&(b, a)))
+            .map(|&(a, b)| format!("{} <-> {}", name(a), name(b)))
+            .collect();
+        assert!(edges.len() > 100, "only {} imports found", edges.len());
+        assert!(
+            circles.is_empty(),
+            "files that import each other:\n{}",
+            circles.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_import_scan_resolves_groups_and_super() {
+        let module = ["telemetry".to_string(), "spans".to_string()];
+        let paths = named_paths(
+            &module,
+            "use crate::{api::url, broker::{event::Event, Liveness}};\nuse super::TraceParent;\n\
+             let x = super::super::cmd::run;",
+        );
+        let text: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+        assert_eq!(
+            text,
+            [
+                "api::url",
+                "broker::event::Event",
+                "broker::Liveness",
+                "telemetry::TraceParent",
+                "cmd::run"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_code_map_names_every_room_and_fuzz_target() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let read = |p: &str| std::fs::read_to_string(root.join(p)).expect("readable");
+        let architecture = read("ARCHITECTURE.md");
+        let map = architecture
+            .split("## Code map")
+            .nth(1)
+            .and_then(|m| m.split("\n## ").next())
+            .expect("ARCHITECTURE.md has a code map");
+        let mut rooms: Vec<&str> = map
+            .lines()
+            .filter_map(|l| l.strip_prefix("- `src/")?.split_once("/`").map(|(r, _)| r))
+            .collect();
+        rooms.sort();
+        let mut modules: Vec<&str> = LAYERS.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+        modules.sort();
+        assert_eq!(
+            rooms, modules,
+            "the code map's rooms are the crate's top-level modules"
+        );
+        // The floors' picture names every floor, top to bottom, as LAYERS does.
+        let floors = architecture
+            .split("## The floors")
+            .nth(1)
+            .and_then(|f| f.split("```").nth(1))
+            .expect("ARCHITECTURE.md draws the floors");
+        let drawn: Vec<String> = floors
+            .lines()
+            .filter(|l| !l.trim().is_empty() && l.trim() != "▼")
+            .map(|l| l.split("  ").next().unwrap_or("").trim().to_string())
+            .collect();
+        let layers: Vec<String> = LAYERS.iter().map(|(_, m)| m.join(" · ")).collect();
+        assert_eq!(drawn, layers, "the floors drawn are LAYERS");
+
+        let manifest = read("fuzz/Cargo.toml");
+        let mut targets: Vec<String> = manifest
+            .split("[[bin]]")
+            .skip(1)
+            .filter_map(|b| b.lines().find_map(|l| l.strip_prefix("name = ")))
+            .map(|n| n.trim_matches('"').to_string())
+            .collect();
+        targets.sort();
+        let fuzz = map
+            .split("- `fuzz/`")
+            .nth(1)
+            .expect("the code map has fuzz/");
+        let listed = fuzz.split("(docs/fuzzing.md)").next().unwrap_or("");
+        let mut mapped: Vec<String> = listed
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        mapped.sort();
+        assert_eq!(
+            mapped, targets,
+            "the code map's fuzz targets are fuzz/Cargo.toml's"
+        );
+        let fuzzing = read("docs/fuzzing.md");
+        let mut documented: Vec<String> = fuzzing
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("| `")?
+                    .split_once('`')
+                    .map(|(n, _)| n.to_string())
+            })
+            .collect();
+        documented.sort();
+        assert_eq!(
+            documented, targets,
+            "docs/fuzzing.md's table lists every fuzz target"
+        );
     }
 }

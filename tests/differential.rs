@@ -242,7 +242,7 @@ fn deciding_on_a_decoded_page_does_not_allocate() {
     let projection = Arc::new(program.projection());
     let body = serde_json::to_vec(&json!({"items": fleet(300, now(), 13), "total": 300}))
         .expect("serializable");
-    let page = sentinel::daemon::api::decode_page_with(&body, &projection).expect("decodes");
+    let page = sentinel::api::decode_page_with(&body, &projection).expect("decodes");
     let resources: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
     assert!(resources.iter().all(|r| r.projection().is_some()));
     let compiled = Compiled::new(program, Engine::Jit).expect("compiles");
@@ -880,7 +880,7 @@ fn json_integers_beyond_int64_are_doubles_in_both_engines() {
 /// Where deciding on resources decoded from one page under the program's projection differs
 /// from deciding on completely decoded ones, for either engine.
 pub fn projected_disagreement(p: &Program, resources: &[Json], now: Timestamp) -> Option<String> {
-    use sentinel::daemon::api::decode_page_with;
+    use sentinel::api::decode_page_with;
     let body = serde_json::to_vec(&json!({"items": resources, "total": resources.len()}))
         .expect("serializable");
     let projection = Arc::new(p.projection());
@@ -973,8 +973,7 @@ fn reads_outside_the_projection_see_the_field() {
     ];
     assert_projected_agree(&p, &resources);
     let body = serde_json::to_vec(&json!({"items": resources, "total": 1})).expect("json");
-    let page =
-        sentinel::daemon::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
+    let page = sentinel::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
     let resource = Arc::new(page.items.into_iter().next().expect("one item"));
     let compiled = Compiled::new(p, Engine::Jit).expect("jit");
     assert!(!resource.read_outside_projection());
@@ -1033,8 +1032,7 @@ fn dynamic_reads_outside_the_projection_see_the_fields() {
     let resources = vec![seen, unseen];
     assert_projected_agree(&p, &resources);
     let body = serde_json::to_vec(&json!({"items": resources, "total": 2})).expect("json");
-    let page =
-        sentinel::daemon::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
+    let page = sentinel::api::decode_page_with(&body, &Arc::new(projection)).expect("decodes");
     let items: Vec<Arc<Resource>> = page.items.into_iter().map(Arc::new).collect();
     assert!(items.iter().all(|r| r.projection().is_some()));
     for engine in [Engine::Interp, Engine::Jit] {

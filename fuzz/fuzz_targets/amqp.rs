@@ -1,12 +1,12 @@
 //! Bytes → the RabbitMQ publisher's AMQP frame reader, as they would arrive from a broker
-//! (`sentinel::daemon::broker::check_frame_reader` says how: fed in chunks and at once, the same
+//! (`sentinel::broker::check_frame_reader` says how: fed in chunks and at once, the same
 //! frames; every confirm read by hand equal to amq-protocol's reading). Nothing may panic or
 //! hang, whatever the bytes.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sentinel::daemon::broker::check_frame_reader;
+use sentinel::broker::check_frame_reader;
 
 fuzz_target!(|data: &[u8]| {
     if let Err(why) = check_frame_reader(data) {

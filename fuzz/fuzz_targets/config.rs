@@ -9,10 +9,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::rules::Rules;
-use sentinel::daemon::broker::config as broker_config;
+use sentinel::broker::config as broker_config;
 use sentinel::daemon::config::{ConfigFlags, load_str};
-use sentinel::daemon::telemetry::otlp::{OtlpConfig, Protocol};
-use sentinel::daemon::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
+use sentinel::telemetry::otlp::{OtlpConfig, Protocol};
+use sentinel::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -51,7 +51,7 @@ fn amqp_url(line: &str) {
     };
     if let Err(e) = broker_config::parse("environment", "", &env) {
         let text = e.to_string();
-        let masked = broker_config::mask_url(line);
+        let masked = sentinel::common::redact::mask_url(line);
         // A password the mask hides never shows in the error.
         if masked != line
             && let Some(password) = password(line, &masked)
@@ -59,8 +59,8 @@ fn amqp_url(line: &str) {
             assert!(!text.contains(password), "the password in {text:?}");
         }
     }
-    let masked = broker_config::mask_url_in(line, line);
-    if let Some(password) = password(line, &broker_config::mask_url(line)) {
+    let masked = sentinel::common::redact::mask_url_in(line, line);
+    if let Some(password) = password(line, &sentinel::common::redact::mask_url(line)) {
         assert!(!masked.contains(password), "{masked:?} holds {password:?}");
     }
 }

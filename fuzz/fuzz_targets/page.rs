@@ -19,7 +19,7 @@ use sentinel::rules::decision::Scratch;
 use sentinel::resource::decode_tree;
 use sentinel::resource::json::utf8_as_go;
 use sentinel::rules::Rules;
-use sentinel::daemon::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
+use sentinel::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 

@@ -1,14 +1,14 @@
-//! Bytes → the API's search language (`sentinel::resource::tsl::parse`): nothing may panic or
+//! Bytes → the API's search language (`sentinel::tsl::parse`): nothing may panic or
 //! hang; a parsed tree prints to a text that parses to the same tree
-//! (`sentinel::resource::tsl::check_round_trip`); evaluating it never panics, over the
+//! (`sentinel::tsl::check_round_trip`); evaluating it never panics, over the
 //! resources of a page (the bytes after the first NUL, when they decode as one, else a fixed
 //! page) and over the fake API's stored resources.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sentinel::daemon::api::decode_page;
-use sentinel::resource::tsl::check_round_trip;
+use sentinel::api::decode_page;
+use sentinel::tsl::check_round_trip;
 use sentinel::sim::api::{Collection, Fleet, ListFilter, sample_resource};
 use std::sync::LazyLock;
 

@@ -62,10 +62,12 @@ fn queries(
     out: &mut impl Write,
 ) -> Result<(), CmdError> {
     use crate::daemon::config::ServerFilters;
-    use crate::daemon::query::{Plan, describe};
+    use crate::daemon::plan::{Plan, describe};
     let plan = Plan::new(config, rules);
     let at = crate::cel::time::format_timestamp_utc(now);
-    let sweep = config.full_sweep_interval.map(config::go_duration_string);
+    let sweep = config
+        .full_sweep_interval
+        .map(crate::common::go::go_duration_string);
     writeln!(
         out,
         "server_filters: {}{}",
@@ -88,7 +90,7 @@ fn queries(
             writeln!(out, "  search at {at}: {search}")?;
         }
         _ if config.server_filters == ServerFilters::Off => {
-            let would = if derived.tight == crate::resource::tsl::Tsl::True {
+            let would = if derived.tight == crate::tsl::Tsl::True {
                 "nothing".to_string()
             } else {
                 derived.tight.to_string()

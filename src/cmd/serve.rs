@@ -2,15 +2,15 @@
 //! rules, API probe, broker, HTTP servers, then the poll loop until SIGTERM/SIGINT.
 
 use super::CmdError;
+use crate::api::ApiClient;
 use crate::daemon::VERSION;
-use crate::daemon::api::ApiClient;
 use crate::daemon::config::{self, Config, ConfigFlags, LogFormat, LogLevel, LogOutput};
 use crate::daemon::health;
 use crate::daemon::logging::{self, LogSettings};
 use crate::daemon::runtime::{self, Daemon};
-use crate::daemon::telemetry::{self, Telemetry, TraceSettings};
-use crate::daemon::{broker, broker::config as broker_config};
 use crate::rules::Rules;
+use crate::telemetry::{self, Telemetry, TraceSettings};
+use crate::{broker, broker::config as broker_config};
 use std::sync::Arc;
 use tokio::sync::watch;
 use tracing::info;

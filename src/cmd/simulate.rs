@@ -5,8 +5,8 @@
 //! sentinel running elsewhere.
 
 use super::CmdError;
-use crate::daemon::broker::BrokerError;
-use crate::daemon::broker::config::{self as broker_config, ExchangeType};
+use crate::broker::BrokerError;
+use crate::broker::config::{self as broker_config, ExchangeType};
 use crate::daemon::config::{self, ConfigFlags};
 use crate::daemon::logging::{self, LogSettings};
 use crate::sim::adapters::{AdapterSpec, default_adapters, parse_duration};
@@ -271,7 +271,7 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
             }
         }
         BrokerArg::Pubsub => {
-            let var = crate::daemon::broker::EMULATOR_HOST_VAR;
+            let var = crate::broker::EMULATOR_HOST_VAR;
             let emulator_host = std::env::var(var)
                 .ok()
                 .filter(|h| !h.trim().is_empty())

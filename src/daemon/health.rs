@@ -8,9 +8,9 @@
 //! the poll loop writes the poll state, and the broker check reads the publisher's connection
 //! live through [`Liveness`] at every request.
 
-use super::broker::Liveness;
-use super::config::go_duration_string;
 use super::metrics::Metrics;
+use crate::broker::Liveness;
+use crate::common::go::go_duration_string;
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};

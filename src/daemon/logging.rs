@@ -186,7 +186,7 @@ impl PublishedLog {
             }
         };
         let write = |scratch: &mut Scratch| {
-            let line = parts.line(scratch, id, super::telemetry::current_ids());
+            let line = parts.line(scratch, id, crate::telemetry::current_ids());
             // One write per line, as the fmt layer's (stdout through its lock and buffer).
             let _ = if stderr {
                 std::io::stderr().write_all(line)
@@ -214,11 +214,11 @@ impl PublishedParts {
         if self.json {
             out.extend_from_slice(br#"{"timestamp":""#);
         }
-        super::textfmt::rfc3339_utc(out, std::time::SystemTime::now());
+        crate::common::textfmt::rfc3339_utc(out, std::time::SystemTime::now());
         out.extend_from_slice(self.head.as_bytes());
         // Escaped alone as within the message: both formats escape character by character.
         if self.json {
-            if super::textfmt::json_plain(id) {
+            if crate::common::textfmt::json_plain(id) {
                 out.extend_from_slice(id.as_bytes());
             } else {
                 let quoted = serde_json::to_string(id).unwrap_or_default();
@@ -227,14 +227,14 @@ impl PublishedParts {
             out.extend_from_slice(self.tail.as_bytes());
             if let Some((trace_id, span_id)) = ids {
                 out.extend_from_slice(br#","trace_id":""#);
-                super::textfmt::hex_into(out, &trace_id);
+                crate::common::textfmt::hex_into(out, &trace_id);
                 out.extend_from_slice(br#"","span_id":""#);
-                super::textfmt::hex_into(out, &span_id);
+                crate::common::textfmt::hex_into(out, &span_id);
                 out.push(b'"');
             }
             out.extend_from_slice(b"}\n");
         } else {
-            if super::textfmt::printable_ascii(id) {
+            if crate::common::textfmt::printable_ascii(id) {
                 out.extend_from_slice(id.as_bytes());
             } else {
                 let text = &mut scratch.text;
@@ -244,9 +244,9 @@ impl PublishedParts {
             }
             if let Some((trace_id, span_id)) = ids {
                 out.extend_from_slice(b" trace_id=");
-                super::textfmt::hex_into(out, &trace_id);
+                crate::common::textfmt::hex_into(out, &trace_id);
                 out.extend_from_slice(b" span_id=");
-                super::textfmt::hex_into(out, &span_id);
+                crate::common::textfmt::hex_into(out, &span_id);
             }
             out.extend_from_slice(self.tail.as_bytes());
             out.push(b'\n');
@@ -284,7 +284,7 @@ fn filter(level: Level) -> tracing_subscriber::filter::Targets {
 fn push_escaped(out: &mut String, text: &str) {
     // Printable ASCII (the common case) is checked byte by byte; only text with other bytes is
     // decoded to look for control characters (C1 controls are two-byte sequences).
-    if super::textfmt::printable_ascii(text) || !text.chars().any(char::is_control) {
+    if crate::common::textfmt::printable_ascii(text) || !text.chars().any(char::is_control) {
         out.push_str(text);
         return;
     }
@@ -370,7 +370,7 @@ fn extra_object(
 /// `s` as a JSON string, escaped as serde_json escapes it (text with nothing to escape, the
 /// usual case, is copied as it is).
 fn json_str(out: &mut String, s: &str) {
-    if super::textfmt::json_plain(s) {
+    if crate::common::textfmt::json_plain(s) {
         out.push('"');
         out.push_str(s);
         out.push('"');
@@ -382,7 +382,7 @@ fn json_str(out: &mut String, s: &str) {
 /// `bytes` as lowercase hex into `out`.
 fn hex_to(out: &mut String, bytes: &[u8]) {
     let mut text = [0u8; 32];
-    out.push_str(super::textfmt::hex(&mut text, bytes));
+    out.push_str(crate::common::textfmt::hex(&mut text, bytes));
 }
 
 impl Visit for Fields {
@@ -540,7 +540,7 @@ impl GoFormat {
         } = scratch;
         f.reset();
         event.record(f);
-        f.set_trace(super::telemetry::current_ids());
+        f.set_trace(crate::telemetry::current_ids());
         let level = level_name(event.metadata().level());
         if *event.metadata().level() == Level::ERROR {
             f.stack = stack_trace(event.metadata());
@@ -584,7 +584,7 @@ impl GoFormat {
     /// The line of `f` at `level`, stamped now, into `text` (through `time`).
     fn line(&self, time: &mut Vec<u8>, text: &mut String, level: &str, f: &Fields) {
         time.clear();
-        super::textfmt::rfc3339_utc(time, std::time::SystemTime::now());
+        crate::common::textfmt::rfc3339_utc(time, std::time::SystemTime::now());
         let timestamp = std::str::from_utf8(time).unwrap_or_default();
         text.clear();
         if self.json {
@@ -1039,7 +1039,7 @@ mod tests {
 
     #[test]
     fn no_span_no_trace_fields() {
-        assert_eq!(super::super::telemetry::current_ids(), None);
+        assert_eq!(crate::telemetry::current_ids(), None);
     }
 
     /// A writer keeping what the fmt layer writes.
@@ -1082,7 +1082,7 @@ mod tests {
                             .with_writer(move || writer.clone());
                         let registry = tracing_subscriber::registry().with(layer);
                         tracing::subscriber::with_default(registry, || {
-                            let _span = ids.map(|(t, s)| crate::daemon::spans::enter_ids(t, s));
+                            let _span = ids.map(|(t, s)| crate::telemetry::spans::enter_ids(t, s));
                             tracing::error!(error = "e", topic = "x", n = 1, "before");
                             // Not `init`'s logger: through `info!`.
                             PublishedLog::new(topic, subset).log(id);

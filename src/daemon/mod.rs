@@ -1,18 +1,13 @@
-//! The daemon: configuration, the HyperFleet API client, the broker, the poll loop, metrics and
-//! health endpoints.
+//! The daemon's top floor: the poll loop (`runtime`) and what it asks the API for each cycle
+//! (`plan`), the configuration, the health endpoints, metrics and logging. The rooms it drives
+//! (`crate::api`, `crate::broker`, `crate::telemetry`) sit on the floors beneath it.
 
-pub mod api;
-pub mod broker;
 pub mod config;
-pub mod event;
 pub mod health;
 pub mod logging;
 pub mod metrics;
-pub mod query;
+pub mod plan;
 pub mod runtime;
-pub mod spans;
-pub mod telemetry;
-pub mod textfmt;
 
 /// The crate version: `--version`, the User-Agent, the `build_info` metric, the log lines and
 /// the telemetry resource.

@@ -9,21 +9,21 @@
 //! at once, a page being published gets at most [`SHUTDOWN_GRACE`] to finish (its confirms), and
 //! no further page is started.
 
-use super::api::{ApiClient, ApiClientConfig, ApiError};
-use super::broker::{Outbound, PublishError, Publisher};
 use super::config::Config;
-use super::event::Event;
 use super::health::HealthState;
 use super::logging;
 use super::metrics::Metrics;
-use super::spans::{CycleSpans, Destination, ResourceSpan};
-use super::telemetry;
+use crate::api::{ApiClient, ApiClientConfig, ApiError};
+use crate::broker::event::Event;
+use crate::broker::{Outbound, PublishError, Publisher};
 use crate::cel::time::Timestamp;
 #[cfg(test)]
 use crate::resource::SharedText;
 use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
 use crate::rules::Rules;
 use crate::rules::decision::Scratch;
+use crate::telemetry;
+use crate::telemetry::spans::{CycleSpans, Destination, ResourceSpan};
 use opentelemetry::{Context, KeyValue};
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -44,7 +44,7 @@ pub struct Daemon {
     /// `clusters`, `nodepools`, …
     resource_type: String,
     /// What each cycle asks the API for (the selector's search, the server filter, fields).
-    query: super::query::Query,
+    query: super::plan::Query,
     /// The broker topic (for logs, metrics and the publish spans).
     topic: String,
     /// How often a cycle starts.
@@ -159,12 +159,12 @@ impl Daemon {
     pub fn new(config: &Config, rules: Arc<Rules>, api: ApiClient, publisher: Publisher) -> Daemon {
         let selector = config.selector_pairs();
         let topic = config.clients.broker.topic.clone();
-        let plan = super::query::Plan::new(config, &rules);
+        let plan = super::plan::Plan::new(config, &rules);
         for w in &plan.warnings {
             warn!("{w}");
         }
         if let Some(filter) = &plan.filter {
-            let sweep = plan.sweep.map(super::config::go_duration_string);
+            let sweep = plan.sweep.map(crate::common::go::go_duration_string);
             info!(filter = %filter, full_sweep_interval = sweep.as_deref().unwrap_or("none"),
                 "Listing with a server-side filter");
         }
@@ -173,7 +173,7 @@ impl Daemon {
         }
         Daemon {
             resource_type: config.resource_type.clone(),
-            query: super::query::Query::new(plan),
+            query: super::plan::Query::new(plan),
             metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
             published_log: logging::PublishedLog::new(&topic, &config.resource_type),
             topic,
@@ -224,7 +224,7 @@ impl Daemon {
     }
 
     /// The publisher's connection, as readiness reads it.
-    pub fn broker_liveness(&self) -> super::broker::Liveness {
+    pub fn broker_liveness(&self) -> crate::broker::Liveness {
         self.publisher.liveness()
     }
 
@@ -238,7 +238,7 @@ impl Daemon {
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         info!(subset = %self.resource_type, topic = %self.topic,
             "Starting sentinel resource_type={} poll_interval={}", self.resource_type,
-            super::config::go_duration_string(self.poll_interval));
+            crate::common::go::go_duration_string(self.poll_interval));
         self.run_with(wall_clock, |_, _| ControlFlow::Continue(()), &mut shutdown)
             .await;
         info!("Stopping sentinel due to context cancellation");
@@ -577,7 +577,7 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::broker::{MemoryPublisher, MessageSink};
+    use crate::broker::{MemoryPublisher, MessageSink};
     use crate::daemon::config::{ConfigFlags, load_str};
 
     struct Discard;

@@ -33,7 +33,6 @@ pub mod corpus;
 pub mod json;
 mod page;
 mod tree;
-pub mod tsl;
 
 /// A list page `{items, total, …}` decoded.
 #[derive(Debug)]

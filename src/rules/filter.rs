@@ -29,7 +29,7 @@ use crate::cel::span::Span;
 use crate::cel::time::Timestamp;
 use crate::cel::typed::{Builtin, TExpr, TExprKind, Var};
 use crate::cel::value::Value;
-use crate::resource::tsl::{Column, ConditionColumn, Literal, Op, TimeColumn, TimeLit, Tsl};
+use crate::tsl::{Column, ConditionColumn, Literal, Op, TimeColumn, TimeLit, Tsl};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

@@ -130,7 +130,7 @@ pub struct SpecError {
 
 /// Parses a non-negative Go duration such as `250ms` or `1.5s`.
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let nanos = crate::daemon::config::go::parse_go_duration(text)?;
+    let nanos = crate::common::go::parse_go_duration(text)?;
     u64::try_from(nanos).ok().map(Duration::from_nanos)
 }
 

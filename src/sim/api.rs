@@ -7,8 +7,8 @@
 //! Serves, under `/api/hyperfleet/v1`:
 //! - `GET /{clusters|nodepools}?page&size&search&fields` → the list envelope
 //!   `{kind, page, size, total, items}`; `size` above 100 or below 1 or `page` below 1 → 400
-//!   problem+json. `search` is the API's TSL ([`crate::resource::tsl::parse`], ANDed with the
-//!   kind filter as the API adds it, [`crate::resource::tsl::scoped`]), refused with the API's
+//!   problem+json. `search` is the API's TSL ([`crate::tsl::parse`], ANDed with the
+//!   kind filter as the API adds it, [`crate::tsl::scoped`]), refused with the API's
 //!   reason (400), or with a reason naming what the fake API does not support; `fields`
 //!   projects as the API does ([`project`]);
 //! - `GET|PATCH|DELETE /clusters/{cluster_id}` and

@@ -1,7 +1,7 @@
 //! The broker as the simulated adapters see it: one queue per adapter, each receiving every event
 //! the sentinel publishes on a topic.
 //!
-//! - [`InProcessBroker`]: a [`MessageSink`] for [`crate::daemon::broker::MemoryPublisher`]
+//! - [`InProcessBroker`]: a [`MessageSink`] for [`crate::broker::MemoryPublisher`]
 //!   that copies each message into every adapter's queue (a fanout exchange in memory).
 //! - [`RabbitQueues`]: real RabbitMQ queues `{topic}-{adapter}` bound to the exchange the
 //!   sentinel publishes to (named after the topic, durable, of the type the sentinel's
@@ -15,8 +15,8 @@
 //! Invariant: each queue receives each event once, in publish order; `delivered` counts events,
 //! not copies.
 
-use crate::daemon::broker::MessageSink;
-use crate::daemon::broker::config::ExchangeType;
+use crate::broker::MessageSink;
+use crate::broker::config::ExchangeType;
 use crate::sim::adapters::Message;
 use lapin::options::{
     BasicConsumeOptions, BasicQosOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
@@ -128,7 +128,7 @@ impl RabbitQueues {
         exchange: &Exchange<'_>,
         adapters: &[String],
     ) -> Result<(RabbitQueues, Vec<mpsc::UnboundedReceiver<Message>>), RabbitSetupError> {
-        let masked = crate::daemon::broker::config::mask_url(url);
+        let masked = crate::common::redact::mask_url(url);
         let fail = |what: &'static str| {
             let url = masked.clone();
             move |e: lapin::Error| RabbitSetupError {
@@ -294,7 +294,7 @@ impl PubSubQueues {
                 reason: e.to_string(),
             }
         };
-        let endpoint = crate::daemon::broker::emulator_endpoint(emulator_host);
+        let endpoint = crate::broker::emulator_endpoint(emulator_host);
         let anonymous = || google_cloud_auth::credentials::anonymous::Builder::new().build();
         let setup = async {
             let topics = TopicAdmin::builder()
@@ -315,7 +315,7 @@ impl PubSubQueues {
                 .build()
                 .await
                 .map_err(|e| fail("subscriber client")(&e))?;
-            let topic_path = crate::daemon::broker::topic_path(project, topic);
+            let topic_path = crate::broker::topic_path(project, topic);
             match topics
                 .create_topic()
                 .set_name(topic_path.clone())

@@ -15,8 +15,8 @@ use super::broker::{
     InProcessBroker, PubSubQueues, PubSubSetupError, RabbitQueues, RabbitSetupError,
 };
 use super::clock::{Clock, WallClock, format_time, to_timestamp};
-use crate::daemon::api::{ApiClient, ApiError};
-use crate::daemon::broker::{
+use crate::api::{ApiClient, ApiError};
+use crate::broker::{
     BrokerError, ExchangeType, MemoryPublisher, PubSubOptions, PubSubPublisher, Publisher,
     RabbitConfig, RabbitOptions, RabbitPublisher,
 };
@@ -615,7 +615,7 @@ async fn daemon(
             project,
             ..
         } => {
-            let cfg = crate::daemon::broker::config::PubSubConfig {
+            let cfg = crate::broker::config::PubSubConfig {
                 project_id: project.clone(),
                 create_topic_if_missing: true,
                 ..Default::default()

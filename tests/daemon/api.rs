@@ -4,7 +4,7 @@
 
 use crate::harness::CLUSTERS;
 use crate::harness::fake_api::{FakeServer, fake_api};
-use sentinel::daemon::api::{
+use sentinel::api::{
     ApiClient, ApiClientConfig, ApiError, Backoff, Page, Pager, search_from_selector,
 };
 use sentinel::sim::api::{Collection, Fault, FaultRule, Fleet, sample_id, sample_resource};
@@ -588,7 +588,7 @@ fn padded_empty_page(len: usize) -> String {
 /// Content-Length) is a counted, final fetch error that names the limit.
 #[tokio::test]
 async fn a_page_body_past_the_limit_is_a_fetch_error() {
-    let limit = sentinel::daemon::api::max_body_bytes(1);
+    let limit = sentinel::api::max_body_bytes(1);
     let env = fake_api(clusters(3, "prod")).await;
     env.api
         .inject(FaultRule::new(Fault::Body(padded_empty_page(limit))).on_page(1));
@@ -671,7 +671,7 @@ async fn an_endless_chunked_page_stops_at_the_limit() {
     server.abort();
     assert!(pages.is_empty());
     let err = err.expect("an error");
-    let limit = sentinel::daemon::api::max_body_bytes(2);
+    let limit = sentinel::api::max_body_bytes(2);
     assert!(
         matches!(err, ApiError::TooLarge { limit: l, .. } if l == limit),
         "{err}"
@@ -778,7 +778,7 @@ async fn pages_are_asked_for_gzipped_and_read_as_plain() {
 /// exactly the limit still reads.
 #[tokio::test]
 async fn a_gzip_bomb_is_the_oversized_body_error() {
-    let limit = sentinel::daemon::api::max_body_bytes(1);
+    let limit = sentinel::api::max_body_bytes(1);
     let env = fake_api(clusters(3, "prod")).await;
     env.api.set_gzip(true);
     env.api

@@ -9,13 +9,11 @@
 use lapin::options::{ExchangeDeclareOptions, ExchangeDeleteOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Connection, ExchangeKind};
-use sentinel::daemon::broker::config::{
-    self, BrokerConfig, BrokerKind, ExchangeType, RabbitConfig,
-};
-use sentinel::daemon::broker::{
+use sentinel::broker::config::{self, BrokerConfig, BrokerKind, ExchangeType, RabbitConfig};
+use sentinel::broker::event::Event;
+use sentinel::broker::{
     self, BrokerError, PublishError, Publisher, RabbitOptions, RabbitPublisher, StdoutPublisher,
 };
-use sentinel::daemon::event::Event;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -979,7 +977,7 @@ fn masked_config_hides_the_password() {
     assert!(masked.contains(r#""exchange_type":"topic""#), "{masked}");
     assert!(masked.contains(r#""log_config":true"#), "{masked}");
     assert_eq!(
-        config::mask_url("amqp://guest:guest@host/"),
+        sentinel::common::redact::mask_url("amqp://guest:guest@host/"),
         "amqp://guest:****@host/"
     );
 }
@@ -1190,8 +1188,8 @@ async fn readiness_follows_connection_blocked_and_unblocked() {
 // ---- google pub/sub (against Google's emulator, started by tests/common/pubsub.rs) ----
 
 use crate::common::pubsub;
-use sentinel::daemon::broker::config::PubSubConfig;
-use sentinel::daemon::broker::{PubSubOptions, PubSubPublisher};
+use sentinel::broker::config::PubSubConfig;
+use sentinel::broker::{PubSubOptions, PubSubPublisher};
 
 fn pubsub_cfg(create_topic_if_missing: bool, enable_message_ordering: bool) -> PubSubConfig {
     PubSubConfig {
@@ -1213,7 +1211,7 @@ fn pubsub_options(emulator: &pubsub::Emulator) -> PubSubOptions {
 /// An event with its resource id as the ordering key, as the daemon publishes it.
 struct Keyed(Event, String);
 
-impl sentinel::daemon::broker::Outbound for Keyed {
+impl sentinel::broker::Outbound for Keyed {
     fn event(&self) -> &Event {
         &self.0
     }

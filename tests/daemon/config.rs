@@ -14,10 +14,10 @@
 
 use clap::Parser;
 use proptest::prelude::*;
+use sentinel::common::limits::{MAX_CONFIG_BYTES, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH};
 use sentinel::daemon::config::{
     Config, ConfigError, ConfigFlags, DEFAULT_CONFIG_FILE, LogFormat, LogLevel, LogOutput,
-    MAX_CONFIG_BYTES, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH,
-    config_path, dump, load, load_str,
+    MAX_EXPRESSION_BYTES, MAX_PARAMS, config_path, dump, load, load_str,
 };
 use sentinel::rules::decision::DecisionSource;
 use sentinel::rules::message_data::MessageData;
@@ -214,7 +214,7 @@ struct Row {
 }
 
 fn duration_text(d: Duration) -> String {
-    sentinel::daemon::config::go_duration_string(d)
+    sentinel::common::go::go_duration_string(d)
 }
 
 fn bool_flag(text: &str) -> Option<bool> {
@@ -1371,7 +1371,7 @@ fn json_regressions_hold_the_grammar_to_serde() {
 /// reader reads the same frames fed in chunks as at once, and reads confirms as amq-protocol does.
 #[test]
 fn amqp_regressions_read_alike_in_chunks_and_as_amq_protocol() {
-    check_regressions("amqp", "bin", sentinel::daemon::broker::check_frame_reader);
+    check_regressions("amqp", "bin", sentinel::broker::check_frame_reader);
 }
 
 proptest! {
@@ -1395,7 +1395,7 @@ proptest! {
         }
         data.truncate(cut % (data.len() + 1));
         data.extend(tail);
-        prop_assert_eq!(sentinel::daemon::broker::check_frame_reader(&data), Ok(()));
+        prop_assert_eq!(sentinel::broker::check_frame_reader(&data), Ok(()));
     }
 }
 
@@ -1404,7 +1404,7 @@ proptest! {
 #[test]
 fn tsl_regressions_round_trip() {
     check_regressions("tsl", "tsl", |data| {
-        sentinel::resource::tsl::check_round_trip(utf8(data)).map(drop)
+        sentinel::tsl::check_round_trip(utf8(data)).map(drop)
     });
 }
 
@@ -1413,7 +1413,7 @@ fn tsl_regressions_round_trip() {
 /// decoded item reads as the JSON-tree decoder reads it, and every resource is decided alike.
 #[test]
 fn page_regressions_decode_alike_complete_and_projected() {
-    use sentinel::daemon::api::{decode_page, decode_page_with};
+    use sentinel::api::{decode_page, decode_page_with};
     let rules = sentinel::rules::Rules::defaults().expect("the default rules compile");
     let now = sentinel::cel::time::parse_timestamp(REGRESSION_NOW).expect("a valid time");
     let mut scratch = sentinel::rules::decision::Scratch::default();

@@ -150,7 +150,7 @@ fn metrics_row(reference: &str, metric: &str) -> String {
 /// API serves, which failures are `auth_error`, when the cycle metrics are observed.
 #[test]
 fn the_docs_claims_match_the_code() {
-    use sentinel::daemon::api::{ApiError, TokenError};
+    use sentinel::api::{ApiError, TokenError};
     use sentinel::daemon::metrics::selector_label;
 
     let guide: Vec<(String, String)> = [

@@ -6,8 +6,8 @@
 use crate::harness::in_process::{config, no_shutdown, rules};
 use crate::harness::now;
 use crate::harness::serve::{TempDir, free_port, sentinel_cmd};
-use sentinel::daemon::api::{ApiClient, ApiClientConfig, listing_limit};
-use sentinel::daemon::broker::{MemoryPublisher, MessageSink, Publisher};
+use sentinel::api::{ApiClient, ApiClientConfig, listing_limit};
+use sentinel::broker::{MemoryPublisher, MessageSink, Publisher};
 use sentinel::daemon::runtime::{Daemon, UNDECODABLE_REASON};
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -469,7 +469,7 @@ async fn token_files_that_are_not_small_regular_files_are_refused() {
 /// a file of many unknown keys: one clear error or one bounded WARN.
 #[test]
 fn broker_yaml_is_bounded_like_the_config() {
-    use sentinel::daemon::broker::config::{load_from, parse};
+    use sentinel::broker::config::{load_from, parse};
     let env = |name: &str| (name == "BROKER_CONFIG_FILE").then(|| "set".to_string());
     let dir = TempDir::new();
     let sparse = dir.0.join("sparse.yaml");
@@ -554,7 +554,7 @@ impl opentelemetry_sdk::trace::SpanExporter for Noop {
 /// daemon starts (no panic, abort or preallocated gigabytes).
 #[test]
 fn otel_bsp_sizes_are_capped() {
-    use sentinel::daemon::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
+    use sentinel::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
     for huge in ["18446744073709551615", "100000000", "1000000"] {
         let env = |name: &str| (name == "OTEL_BSP_MAX_QUEUE_SIZE").then(|| huge.to_string());
         let settings = TraceSettings::from_env(&env);
@@ -566,7 +566,7 @@ fn otel_bsp_sizes_are_capped() {
             settings.warnings
         );
         // Building the provider with it neither panics nor aborts.
-        let telemetry = sentinel::daemon::telemetry::with_exporter(Noop, &settings, "test");
+        let telemetry = sentinel::telemetry::with_exporter(Noop, &settings, "test");
         let _ = telemetry.shutdown(Duration::from_secs(1));
     }
 }

@@ -7,7 +7,7 @@
 //! published event; so the event counts below are exact consequences of the rules, never of
 //! timing. The rules are the default ones with a 5 s debounce and a 60 s stale window.
 
-use sentinel::daemon::broker::config::ExchangeType;
+use sentinel::broker::config::ExchangeType;
 use sentinel::sim::adapters::AdapterSpec;
 use sentinel::sim::api::{Collection, sample_id};
 use sentinel::sim::clock::{ManualClock, parse_time};

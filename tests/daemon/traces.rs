@@ -10,10 +10,10 @@ use crate::harness::in_process::{InProcess, Setup, in_process, no_shutdown};
 use crate::harness::logs::logs;
 use crate::harness::serve::{Process, assert_clean_stop, free_port, serve_rig};
 use crate::harness::{RABBIT_URL, cluster_ids, eventually, new_clusters, now};
-use sentinel::daemon::api::ApiClient;
+use sentinel::api::ApiClient;
 use sentinel::daemon::runtime::Daemon;
-use sentinel::daemon::telemetry::{self, Telemetry, TraceSettings, Tracing};
 use sentinel::sim::api::{Fault, FaultRule};
+use sentinel::telemetry::{self, Telemetry, TraceSettings, Tracing};
 use serde_json::Value as Json;
 use std::time::Duration;
 

@@ -7,8 +7,8 @@
 //! password in `base_url` is masked (`http://user:****@host`), since the dump is printed and logged.
 
 use super::Config;
-use super::go::go_duration_string;
-use crate::daemon::broker::config::mask_url;
+use crate::common::go::go_duration_string;
+use crate::common::redact::mask_url;
 use crate::rules::decision::DecisionSource;
 use crate::rules::message_data::MessageData;
 use std::time::Duration;

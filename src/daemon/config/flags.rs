@@ -5,8 +5,8 @@
 //! distinguishable from "left at its default".
 
 use super::ConfigError;
-use super::go::parse_go_bool;
 use super::keys::{Key, SPECS, Scalar, parse_text};
+use crate::common::go::parse_go_bool;
 use std::path::PathBuf;
 
 /// The configuration flags shared by `serve` and `config-dump`; embed with

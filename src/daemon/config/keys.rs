@@ -4,8 +4,8 @@
 //! Invariant: [`SPECS`] is indexed by [`Key`] (`SPECS[key as usize].key == key`), checked by a
 //! unit test.
 
-use super::go::{parse_go_bool, parse_go_duration};
-use super::yaml::parse_int;
+use crate::common::go::{parse_go_bool, parse_go_duration};
+use crate::common::yaml::parse_int;
 
 /// An overridable scalar setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@
 //! - Like Go's viper/mapstructure decoding, a string field accepts any YAML scalar (`version: 1`
 //!   is `"1"`), an integer field accepts a numeric string (`page_size: "50"`), and a boolean field
 //!   accepts the strings above. Mappings and sequences where a scalar belongs are errors.
-//! - Durations are Go duration strings (`5s`, `1m30s`, `1.5h`, `300ms`), read by [`go`] exactly
+//! - Durations are Go duration strings (`5s`, `1m30s`, `1.5h`, `300ms`), read by [`crate::common::go`] exactly
 //!   as `time.ParseDuration` reads them (so at most about 292 years), surrounding spaces
 //!   trimmed. A YAML number is rejected (Go would silently read `poll_interval: 5` as 5
 //!   nanoseconds), except `0`, which has no unit to get wrong.
@@ -46,19 +46,17 @@
 //! - Setting `HYPERFLEET_API_AUTH_TOKEN_PATH` or `HYPERFLEET_API_AUTH_TOKEN_CACHE_TTL` turns
 //!   `clients.hyperfleet_api.auth` on, as in Go; `auth:` left null counts as absent.
 
-pub(in crate::daemon) mod depth;
 mod dump;
-pub mod file;
 mod flags;
-pub mod go;
 mod keys;
 mod schema;
 mod validate;
-pub(in crate::daemon) mod yaml;
 
 pub use dump::dump;
 pub use flags::ConfigFlags;
-pub use go::{go_duration_string, parse_go_bool};
+
+use crate::common::limits::{MAX_CONFIG_BYTES, MAX_REPORTED_PROBLEMS, MAX_YAML_DEPTH};
+use crate::common::yaml::LineCol;
 
 use crate::rules::RulesSource;
 use crate::rules::decision::DecisionSource;
@@ -73,21 +71,12 @@ pub const DEFAULT_CONFIG_FILE: &str = "/etc/hyperfleet/config.yaml";
 /// The env var naming the config file.
 pub const CONFIG_ENV: &str = "HYPERFLEET_CONFIG";
 
-/// The largest config file accepted, in bytes (1 MiB).
-pub const MAX_CONFIG_BYTES: usize = 1 << 20;
-
-/// The deepest nesting of YAML flow collections (`[...]`, `{...}`) accepted.
-pub const MAX_YAML_DEPTH: usize = 64;
-
 /// The most `message_decision.params` entries accepted.
 pub const MAX_PARAMS: usize = 1000;
 
 /// The longest CEL expression accepted (a param's `expr`, the `result`, a `message_data` leaf),
 /// in bytes (64 KiB).
 pub const MAX_EXPRESSION_BYTES: usize = 64 << 10;
-
-/// How many problems an [`ConfigError::Invalid`] lists before saying how many more there are.
-pub const MAX_REPORTED_PROBLEMS: usize = 100;
 
 /// The merged, validated configuration of one sentinel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -349,21 +338,6 @@ impl fmt::Display for Problem {
     }
 }
 
-/// A line and column in the config file, both 1-based.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LineCol {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub column: usize,
-}
-
-impl fmt::Display for LineCol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.column)
-    }
-}
-
 /// Why a configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -542,7 +516,7 @@ fn merge(yaml: &str, file: &str, overrides: Vec<flags::Override>) -> Result<Conf
             size: yaml.len() as u64,
         });
     }
-    if let Some(position) = depth::too_deep(yaml, MAX_YAML_DEPTH) {
+    if let Some(position) = crate::common::yaml::depth::too_deep(yaml, MAX_YAML_DEPTH) {
         return Err(ConfigError::Syntax {
             file: file.to_string(),
             position: Some(position),

@@ -7,10 +7,12 @@
 
 use super::flags::Override;
 use super::keys::{DURATION_HINT, Key, Kind, N_KEYS, Scalar, expectation, parse_text};
-use super::yaml::{self, Setting, describe, fields, join, scalar_text, setting, suggestion};
 use super::{
     LabelSelector, MAX_EXPRESSION_BYTES, MAX_PARAMS, MAX_REPORTED_PROBLEMS, Problem,
     already_reported,
+};
+use crate::common::yaml::{
+    self, Setting, describe, fields, join, scalar_text, setting, suggestion,
 };
 use crate::rules::decision::{DecisionSource, ParamSource};
 use crate::rules::message_data::MessageData;

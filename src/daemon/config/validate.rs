@@ -3,13 +3,13 @@
 //! Invariant: a problem about a setting set by a flag or env var names that flag or env var, and
 //! a setting that already has a type problem is not reported again as missing.
 
-use super::go::signed_go_duration;
 use super::keys::{Key, Scalar};
 use super::schema::Raw;
 use super::{
     ApiConfig, AuthConfig, BrokerClient, Clients, Config, LogConfig, LogFormat, LogLevel,
     LogOutput, Problem, SentinelConfig, already_reported,
 };
+use crate::common::go::signed_go_duration;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -104,7 +104,7 @@ fn is_path_segment(text: &str) -> bool {
 fn check_base_url(text: &str) -> Result<String, String> {
     let trimmed = text.trim();
     // Messages echo the URL with any password masked.
-    let text = &crate::daemon::broker::config::mask_url(text);
+    let text = &crate::common::redact::mask_url(text);
     if trimmed.is_empty() {
         return Err("must not be empty".to_string());
     }
@@ -242,7 +242,7 @@ impl Checker<'_> {
         match text.trim() {
             "" | "off" => ServerFilters::Off,
             "auto" => ServerFilters::Auto,
-            search => match crate::resource::tsl::parse(search) {
+            search => match crate::tsl::parse(search) {
                 Ok(_) => ServerFilters::Search(search.to_string()),
                 Err(e) => {
                     self.report(

@@ -11,7 +11,7 @@ use crate::cel::host::Resource;
 use crate::cel::time::{Timestamp, format_timestamp_utc};
 use crate::cel::typed::{Builtin, TExpr, TExprKind};
 use crate::cel::value::Value;
-use crate::resource::tsl::{Column, Literal, TimeLit, Tsl};
+use crate::tsl::{Column, Literal, TimeLit, Tsl};
 use serde_json::{Value as Json, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -14,8 +14,8 @@
 
 use super::status::{self, AdapterStatus, AggregateInput, Discard, StatusReport};
 use crate::cel::time::Timestamp;
-use crate::resource::tsl::Tsl;
 use crate::sim::clock::{Clock, WallClock, format_time, parse_time, to_timestamp};
+use crate::tsl::Tsl;
 use chrono::{DateTime, Utc};
 use serde_json::{Value as Json, json};
 use std::borrow::Cow;

@@ -4,9 +4,9 @@
 use super::RABBIT_URL;
 use super::fake_api::{FakeServer, fake_api};
 use crate::common::rig::{Rig, rig};
-use sentinel::daemon::api::{ApiClient, ApiClientConfig, Backoff};
-use sentinel::daemon::broker::config::{ExchangeType, RabbitConfig};
-use sentinel::daemon::broker::{Publisher, RabbitOptions, RabbitPublisher};
+use sentinel::api::{ApiClient, ApiClientConfig, Backoff};
+use sentinel::broker::config::{ExchangeType, RabbitConfig};
+use sentinel::broker::{Publisher, RabbitOptions, RabbitPublisher};
 use sentinel::daemon::config::{Config, ConfigFlags, load_str};
 use sentinel::daemon::runtime::Daemon;
 use sentinel::rules::Rules;

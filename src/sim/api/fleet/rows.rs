@@ -12,9 +12,7 @@
 //! [`Matches::appended`], or drops them all).
 
 use crate::cel::time::{Timestamp, parse_timestamp};
-use crate::resource::tsl::{
-    Cell, Column, ConditionColumn, Literal, Subject, TimeColumn, TimeLit, Tsl,
-};
+use crate::tsl::{Cell, Column, ConditionColumn, Literal, Subject, TimeColumn, TimeLit, Tsl};
 use serde_json::Value as Json;
 use std::borrow::Cow;
 use std::sync::Arc;

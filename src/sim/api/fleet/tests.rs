@@ -1,6 +1,6 @@
 use super::*;
-use crate::resource::tsl::parse;
 use crate::sim::clock::ManualClock;
+use crate::tsl::parse;
 
 fn fleet_of(n: u64) -> Fleet {
     let fleet = Fleet::new();
