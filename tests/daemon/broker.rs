@@ -82,7 +82,7 @@ fn watermill_properties(id: Uuid) -> BasicProperties {
 // ---------------------------------------------------------------------------------------------
 // Wire format and exchange semantics.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn wire_format_is_what_watermill_consumes() {
     let mut rig = rig().await;
     let topic = rig.exchange("wire");
@@ -124,7 +124,7 @@ async fn wire_format_is_what_watermill_consumes() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn routing_follows_exchange_type_and_routing_key() {
     let mut rig = rig().await;
     let headers_match_all = || {
@@ -197,7 +197,7 @@ async fn routing_follows_exchange_type_and_routing_key() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn static_exchange_overrides_topic() {
     let mut rig = rig().await;
     let topic = rig.exchange("unused-topic");
@@ -233,7 +233,7 @@ async fn static_exchange_overrides_topic() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn batches_keep_order_with_and_without_confirms() {
     let mut rig = rig().await;
     for confirm in [true, false] {
@@ -265,7 +265,7 @@ async fn batches_keep_order_with_and_without_confirms() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn conflicting_exchange_type_is_a_publish_error() {
     let mut rig = rig().await;
     let topic = rig.exchange("conflict");
@@ -303,7 +303,7 @@ async fn conflicting_exchange_type_is_a_publish_error() {
 /// A closed channel's number is not used again on its connection, so refused declares use up
 /// the connection's `channel_max`; the publisher then starts a new connection instead of
 /// failing for good, and publishes once the conflict is gone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_connection_out_of_channel_numbers_is_replaced() {
     let mut rig = rig().await;
     let topic = rig.exchange("channels");
@@ -362,7 +362,7 @@ async fn wait_disconnected(publisher: &RabbitPublisher) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn reconnects_after_the_connection_drops() {
     for confirm in [true, false] {
         let mut rig = rig().await;
@@ -420,7 +420,7 @@ async fn reconnects_after_the_connection_drops() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn backoff_makes_publishes_fail_fast_while_down() {
     let mut rig = rig().await;
     let proxy = Proxy::start().await;
@@ -458,7 +458,7 @@ async fn backoff_makes_publishes_fail_fast_while_down() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_silent_connection_times_out_and_is_replaced() {
     let mut rig = rig().await;
     let proxy = Proxy::start().await;
@@ -466,20 +466,19 @@ async fn a_silent_connection_times_out_and_is_replaced() {
     rig.declare(&topic, ExchangeKind::Fanout).await;
     let queue = rig.bind(&topic, "", FieldTable::default()).await;
     let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, true);
-    let opts = RabbitOptions {
-        publish_timeout: Duration::from_millis(300),
-        ..quick()
-    };
-    let mut publisher = RabbitPublisher::connect(&cfg, &topic, opts)
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
         .await
         .expect("connect via proxy");
     all_ok(&publisher.publish_batch(&[event(1)]).await);
     rig.next(&queue).await;
 
     // The broker never hears the publishes, so no confirm comes back: the batch gives up at
-    // the bound instead of waiting forever, and the connection is abandoned.
+    // the bound instead of waiting forever, and the connection is abandoned. The short bound is
+    // the faulty step's alone.
     proxy.freeze(true);
+    publisher.set_publish_timeout(Duration::from_millis(300));
     let stalled = publisher.publish_batch(&[event(2), event(3)]).await;
+    publisher.set_publish_timeout(RabbitOptions::default().publish_timeout);
     for r in &stalled {
         assert!(
             matches!(
@@ -514,7 +513,7 @@ async fn a_silent_connection_times_out_and_is_replaced() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn recovers_when_the_broker_closes_the_channel() {
     let mut rig = rig().await;
     let topic = rig.exchange("channel-close");
@@ -551,7 +550,7 @@ async fn recovers_when_the_broker_closes_the_channel() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn startup_connection_errors_are_fatal_and_masked() {
     let rig = rig().await;
     // Nothing listens on port 1; wrong credentials are refused by the real broker.
@@ -590,7 +589,7 @@ async fn startup_connection_errors_are_fatal_and_masked() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn connect_dispatches_on_broker_type() {
     let mut rig = rig().await;
     let topic = rig.exchange("dispatch");
@@ -1056,7 +1055,7 @@ fn load_finds_the_file_or_explains_why_not() {
 // ---------------------------------------------------------------------------------------------
 // Operator parity (issue 10): a short heartbeat, so a black-holed broker is noticed.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
     let topic = unique("heartbeat");
     let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Fanout, true);
@@ -1080,7 +1079,7 @@ async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
 
 /// An idle publisher keeps its connection: it sends heartbeats when it has nothing else to
 /// write, so the broker (which drops a client silent for two intervals) keeps it open.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn an_idle_connection_is_kept_open_by_heartbeats() {
     let mut rig = rig().await;
     let topic = rig.exchange("idle");
@@ -1149,7 +1148,7 @@ async fn wait_problem(liveness: &broker::Liveness, want: Option<&str>) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn readiness_follows_connection_blocked_and_unblocked() {
     let mut rig = rig().await;
     let proxy = Proxy::start().await;
@@ -1169,7 +1168,7 @@ async fn readiness_follows_connection_blocked_and_unblocked() {
     proxy.inject_blocked("low on memory");
     wait_problem(
         &liveness,
-        Some("RabbitMQ connection is blocked by the broker"),
+        Some("RabbitMQ connection is blocked by the broker: low on memory"),
     )
     .await;
     assert!(publisher.is_connected(), "blocked is not disconnected");
@@ -1233,7 +1232,7 @@ fn keyed(events: &[Event]) -> Vec<Keyed> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_page_is_the_rabbitmq_body_with_the_watermill_attribute() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("page");
@@ -1279,7 +1278,7 @@ async fn pubsub_page_is_the_rabbitmq_body_with_the_watermill_attribute() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("missing");
@@ -1326,7 +1325,7 @@ async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
     publisher.close().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_missing_topic_is_created_when_configured() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("create");
@@ -1350,7 +1349,7 @@ async fn pubsub_missing_topic_is_created_when_configured() {
     publisher.close().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_ordering_key_is_the_resource_id_when_enabled() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("ordered");
@@ -1390,7 +1389,7 @@ async fn pubsub_ordering_key_is_the_resource_id_when_enabled() {
     publisher.close().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("probe");

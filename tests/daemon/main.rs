@@ -8,6 +8,7 @@
 //!   the regression runner over tests/data/regressions/.
 //! - [`api`]: the HyperFleet API client (paging, search, tokens, retries, the probe).
 //! - [`broker`]: publishing to RabbitMQ and Pub/Sub, and the broker.yaml table.
+//! - [`broker_faults`]: the RabbitMQ publisher against a fake broker's faults and alarms.
 //! - [`cycle`]: in-process cycles of a `Daemon` (events, skips, metrics, logs, outages).
 //! - [`health`]: health, readiness and metrics over HTTP.
 //! - [`hostile`]: hostile peers, files and environment: invalid UTF-8 in an item, endless
@@ -32,6 +33,7 @@ mod harness;
 
 mod api;
 mod broker;
+mod broker_faults;
 mod chart;
 mod config;
 mod cycle;
