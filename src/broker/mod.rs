@@ -29,7 +29,7 @@ pub use pubsub::{
     EMULATOR_HOST_VAR, HEALTH_PROBE_TOPIC, PubSubOptions, PubSubPublisher, UUID_ATTRIBUTE,
     emulator_endpoint, topic_path,
 };
-pub use rabbit::{RabbitOptions, RabbitPublisher, check_frame_reader};
+pub use rabbit::{RabbitOptions, RabbitPublisher, TlsParams, check_frame_reader};
 
 /// A startup problem: the configuration cannot be found, read or accepted, or the broker cannot
 /// be reached. Fatal.

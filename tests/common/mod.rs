@@ -9,3 +9,4 @@ pub mod otlp;
 pub mod proxy;
 pub mod pubsub;
 pub mod rig;
+pub mod tls;
