@@ -343,3 +343,72 @@ async fn reconnects_back_off_and_never_churn() {
     );
     assert!(fake.connections() >= 2, "it did reconnect");
 }
+
+/// A resource alarm seen from the daemon: the cycle fails its due events at once and counts them,
+/// the alarm is logged once (no per-event error line), readiness is 503 with the broker's
+/// reason, and the first cycle after `connection.unblocked` publishes what is due.
+#[tokio::test]
+async fn a_cycle_under_a_resource_alarm_counts_logs_once_and_recovers() {
+    use crate::harness::fake_api::fake_api;
+    use crate::harness::in_process::{Setup, daemon};
+    use crate::harness::logs::logs;
+    use crate::harness::metrics::{BROKER_ERRORS, base, sample};
+    use crate::harness::{new_clusters, now};
+
+    let logs = logs();
+    let fake = FakeBroker::start(Script::default()).await;
+    let api = fake_api(new_clusters(5)).await;
+    let topic = crate::common::rig::unique("alarm");
+    let setup = Setup {
+        amqp_url: fake.url(""),
+        ..Setup::default()
+    };
+    let mut daemon = daemon(&api.base_url, &topic, &setup).await;
+    let (_stop, mut shutdown) = tokio::sync::watch::channel(false);
+    assert_eq!(daemon.cycle(now(), &mut shutdown).await.published, 5);
+
+    fake.block(0, "low on memory");
+    let liveness = daemon.broker_liveness();
+    until("the alarm to reach the publisher", || {
+        liveness.problem().is_some()
+    })
+    .await;
+    for _ in 0..2 {
+        let report = daemon.cycle(now(), &mut shutdown).await;
+        assert_eq!((report.published, report.failed), (0, 5));
+    }
+    let (status, body) = daemon.health().readiness();
+    assert_eq!(status.as_u16(), 503);
+    assert!(
+        body.contains(r#""broker":"RabbitMQ connection is blocked by the broker: low on memory""#),
+        "{body}"
+    );
+    let errors = sample(
+        &daemon.metrics().render(),
+        BROKER_ERRORS,
+        &base(&[("error_type", "publish_error")]),
+    );
+    assert_eq!(errors, Some(10.0));
+    let alarms: Vec<_> = logs
+        .with_message(
+            "RabbitMQ blocked the connection (resource alarm); publishing paused until it unblocks",
+        )
+        .into_iter()
+        .filter(|line| line["extra"]["exchange"] == topic.as_str())
+        .collect();
+    assert_eq!(alarms.len(), 1, "once per alarm");
+    assert_eq!(alarms[0]["extra"]["reason"], "low on memory");
+    let per_event = logs
+        .lines(&topic)
+        .into_iter()
+        .filter(|(_, m)| m.starts_with("Failed to publish event"))
+        .count();
+    assert_eq!(per_event, 0, "no line per event");
+
+    fake.unblock(0);
+    until("the alarm to clear", || liveness.problem().is_none()).await;
+    let report = daemon.cycle(now(), &mut shutdown).await;
+    assert_eq!((report.published, report.failed), (5, 0));
+    assert_eq!(fake.connections(), 1);
+    daemon.close().await.expect("close");
+}
