@@ -108,7 +108,7 @@ fn resources_in(text: &str) -> Vec<Range<usize>> {
         #[serde(borrow, default)]
         items: Option<&'a RawValue>,
     }
-    let whole = vec![0..text.len()];
+    let whole = std::iter::once(0..text.len()).collect();
     let Ok(Shape {
         id: None,
         items: Some(items),
