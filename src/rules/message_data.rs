@@ -5,6 +5,7 @@
 //! errors or yields null is omitted (and reported to the caller for a warning), and an object
 //! whose leaves are all omitted is omitted too.
 
+use super::origin::Origin;
 use crate::cel::host::{FieldType, ResourceField, resource_field};
 use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::typed::{TExpr, TExprKind, Var};
@@ -254,18 +255,20 @@ fn compile_node(
     warnings: &mut Vec<ExprDiagnostics>,
 ) -> Option<Node> {
     match data {
-        MessageData::Leaf(source) => match compile_expr(source, env, path.to_string(), warnings) {
-            Ok(expr) => Some(Node::Leaf {
-                path: path.to_string(),
-                source: source.clone(),
-                direct: Direct::of(&expr),
-                expr,
-            }),
-            Err(e) => {
-                errors.push(e);
-                None
+        MessageData::Leaf(source) => {
+            match compile_expr(source, env, Origin::MessageData(path.to_string()), warnings) {
+                Ok(expr) => Some(Node::Leaf {
+                    path: path.to_string(),
+                    source: source.clone(),
+                    direct: Direct::of(&expr),
+                    expr,
+                }),
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
             }
-        },
+        }
         MessageData::Object(fields) => Some(Node::Object(compile_fields(
             fields, path, env, errors, warnings,
         ))),
