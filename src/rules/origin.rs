@@ -82,7 +82,7 @@ mod tests {
             index,
             name: Arc::from(name),
         };
-        let mut origins = vec![
+        let mut origins = [
             Origin::MessageData("message_data.a".into()),
             Origin::Result,
             param(10, "a"),
