@@ -17,6 +17,7 @@
 
 use super::driver;
 use super::handshake::{self, Tuning};
+use super::link::{Job, Link, Mark, State};
 use super::tls::{self, TlsParams};
 use super::wire::{self, PublishFrames, Route};
 use crate::broker::ConnectionStatus;
@@ -24,11 +25,9 @@ use amq_protocol::frame::AMQPFrame;
 use amq_protocol::protocol::{AMQPClass, channel, confirm, exchange};
 use amq_protocol::types::{FieldTable, ShortString};
 use lapin::uri::AMQPUri;
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::Handle;
-use tokio::sync::Notify;
 
 /// The thread a publisher's connections run on: a current-thread runtime of its own, so that
 /// the broker hears heartbeats and answers whatever the caller's thread is doing. Dropping it
@@ -66,145 +65,6 @@ struct AbortOnDrop(tokio::task::AbortHandle);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-/// How a confirm resolved one message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Mark {
-    /// No confirm yet.
-    Pending,
-    /// `basic.ack`.
-    Ack,
-    /// `basic.nack`.
-    Nack,
-}
-
-/// The confirms of the page in flight: one mark per message, delivery tags `first..`.
-#[derive(Debug, Default)]
-pub(super) struct Window {
-    first: u64,
-    marks: Vec<Mark>,
-    /// Marks before this index are all resolved.
-    low: usize,
-    unresolved: usize,
-}
-
-impl Window {
-    /// Starts a page of `n` messages whose first delivery tag is `first`.
-    fn begin(&mut self, first: u64, n: usize) {
-        self.first = first;
-        self.marks.clear();
-        self.marks.resize(n, Mark::Pending);
-        self.low = 0;
-        self.unresolved = n;
-    }
-
-    /// Applies a confirm of `tag` (with `multiple`, of every earlier tag too); tags outside the
-    /// page are ignored. Whether the page is now fully confirmed.
-    pub(super) fn resolve(&mut self, tag: u64, multiple: bool, mark: Mark) -> bool {
-        let Some(idx) = tag
-            .checked_sub(self.first)
-            .and_then(|i| usize::try_from(i).ok())
-            .filter(|&i| i < self.marks.len())
-        else {
-            return false;
-        };
-        let from = if multiple { self.low } else { idx };
-        for m in self.marks[from.min(idx)..=idx].iter_mut() {
-            if *m == Mark::Pending {
-                *m = mark;
-                self.unresolved -= 1;
-            }
-        }
-        while self
-            .marks
-            .get(self.low)
-            .is_some_and(|m| *m != Mark::Pending)
-        {
-            self.low += 1;
-        }
-        self.unresolved == 0
-    }
-
-    /// The marks, one per message of the page.
-    pub(super) fn marks(&self) -> &[Mark] {
-        &self.marks
-    }
-}
-
-/// What the driver writes, in the order queued.
-pub(super) enum Job {
-    /// A page of publishes: the publisher's buffer, given back through [`State::spare`].
-    Page(Vec<u8>),
-    /// A control frame (`channel.open`, `confirm.select`, `exchange.declare`).
-    Control(Vec<u8>),
-    /// Our `connection.close`, after everything queued before it; the driver then ends when
-    /// the broker answers `close-ok`, or at its bound.
-    Close,
-}
-
-/// What the driver and the publisher share about the channel and the connection.
-#[derive(Default)]
-pub(super) struct State {
-    /// Why the connection ended, once it has.
-    pub(super) ended: Option<String>,
-    /// The channel publishes go to (0: none open).
-    pub(super) channel: u16,
-    /// Why the broker closed `channel`, once it has.
-    pub(super) channel_closed: Option<String>,
-    /// The last reply on `channel` the publisher has not taken.
-    pub(super) reply: Option<AMQPClass>,
-    /// The confirms of the page in flight.
-    pub(super) window: Window,
-    /// What the publisher queued for the driver to write.
-    pub(super) outbox: VecDeque<Job>,
-    /// Pages written so far (a page's number is the count queued before it, plus one).
-    pub(super) written: u64,
-    /// A page buffer the driver has written, for the publisher's next page.
-    pub(super) spare: Option<Vec<u8>>,
-    /// Our `connection.close` is queued (the publisher gave the connection up, or closes).
-    closing: bool,
-}
-
-/// The connection's shared half: its status, the state, and the two wake-ups.
-pub(super) struct Link {
-    /// What readiness reads.
-    pub(super) status: Arc<ConnectionStatus>,
-    state: Mutex<State>,
-    /// Wakes the publisher: a reply, a confirm, a page written, a block, the end.
-    pub(super) wake: Notify,
-    /// Wakes the driver: something queued.
-    pub(super) work: Notify,
-}
-
-impl Link {
-    pub(super) fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Marks the connection ended (the first reason wins) and wakes the publisher.
-    pub(super) fn end(&self, why: String) {
-        self.status.set_connected(false);
-        self.state().ended.get_or_insert(why);
-        self.wake.notify_one();
-    }
-
-    fn push(&self, job: Job) {
-        self.state().outbox.push_back(job);
-        self.work.notify_one();
-    }
-
-    /// Queues our `connection.close` once, unless the connection has ended.
-    fn close(&self) {
-        let mut state = self.state();
-        if state.ended.is_some() || state.closing {
-            return;
-        }
-        state.closing = true;
-        state.outbox.push_back(Job::Close);
-        drop(state);
-        self.work.notify_one();
     }
 }
 
@@ -253,12 +113,7 @@ impl Connection {
             let (tuning, inbound) = handshake::handshake(&mut rd, &mut wr, &uri, &name).await?;
             let status = Arc::new(ConnectionStatus::default());
             status.set_connected(true);
-            let link = Arc::new(Link {
-                status,
-                state: Mutex::new(State::default()),
-                wake: Notify::new(),
-                work: Notify::new(),
-            });
+            let link = Arc::new(Link::new(status));
             let io = driver::Io {
                 rd,
                 wr,
@@ -444,7 +299,7 @@ impl Connection {
     pub(super) async fn confirms(&self) -> Result<(), String> {
         let status = self.link.status.clone();
         self.wait(|state| {
-            if state.window.unresolved == 0 {
+            if state.window.complete() {
                 Some(Ok(()))
             } else if status.blocked() {
                 Some(Err("blocked by the broker".to_owned()))
@@ -475,39 +330,5 @@ impl Connection {
             }
             woken.await;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_window_honours_multiple_and_ignores_strangers() {
-        let mut w = Window::default();
-        w.begin(11, 5);
-        assert!(!w.resolve(12, false, Mark::Ack));
-        assert!(!w.resolve(10, true, Mark::Ack), "before the page");
-        assert!(!w.resolve(16, true, Mark::Ack), "after the page");
-        assert!(!w.resolve(13, true, Mark::Nack));
-        assert_eq!(
-            w.marks(),
-            [
-                Mark::Nack,
-                Mark::Ack,
-                Mark::Nack,
-                Mark::Pending,
-                Mark::Pending
-            ]
-        );
-        assert!(!w.resolve(14, false, Mark::Ack));
-        assert!(w.resolve(15, true, Mark::Ack));
-        assert_eq!(
-            w.marks(),
-            [Mark::Nack, Mark::Ack, Mark::Nack, Mark::Ack, Mark::Ack]
-        );
-        // A repeated confirm changes nothing.
-        assert!(w.resolve(15, true, Mark::Nack));
-        assert_eq!(w.marks()[4], Mark::Ack);
     }
 }

@@ -15,8 +15,8 @@
 //! Invariant: this task never waits on the publisher (it only takes what is queued), so the
 //! broker hears heartbeats and answers while the caller's thread is blocked.
 
-use super::conn::{Job, Link, Mark};
 use super::handshake::close_reason;
+use super::link::{Job, Link, Mark};
 use super::tls::Stream;
 use super::wire::{self, HEARTBEAT, Inbound, Incoming};
 use amq_protocol::frame::AMQPFrame;

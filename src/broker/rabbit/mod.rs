@@ -6,8 +6,9 @@
 //! (re)connect and publishes each event persistent (delivery mode 2), without a content type,
 //! with the single header `_watermill_message_uuid` = event id, body = the structured CloudEvent.
 //! `conn.rs` is the connection as the publisher holds it, `driver.rs` the task that reads and
-//! writes its socket on the publisher's own I/O thread, `handshake.rs` its opening, `tls.rs` the
-//! stream (and `amqps://`'s URL parameters), `wire.rs` the frames.
+//! writes its socket on the publisher's own I/O thread, `link.rs` what the two share,
+//! `handshake.rs` its opening, `tls.rs` the stream (and `amqps://`'s URL parameters), `wire.rs`
+//! the frames.
 //!
 //! A page is encoded into one reused buffer, handed to the driver whole, and (with publisher
 //! confirms) counted published as the broker's `basic.ack`s mark its delivery tags: no future,
@@ -27,6 +28,7 @@
 mod conn;
 mod driver;
 mod handshake;
+mod link;
 mod tls;
 mod wire;
 
@@ -34,8 +36,9 @@ use super::config::{ExchangeType, RabbitConfig, parse_url};
 use super::{BrokerError, Link, Liveness, Outbound, PublishError};
 use crate::common::redact::mask_url;
 use amq_protocol::types::ShortString;
-use conn::{Connection, Dial, IoThread, Mark};
+use conn::{Connection, Dial, IoThread};
 use lapin::uri::AMQPUri;
+use link::Mark;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::{Instant, timeout, timeout_at};
