@@ -23,6 +23,7 @@
 //! - [`traces`]: OpenTelemetry spans, in process and from `sentinel serve`.
 //! - [`simulate`]: the real loop against the fake API with simulated adapters.
 //! - [`filters`]: server-side filters and projection never miss what the rules publish.
+//! - [`rollout`]: `sentinel diff` and `sentinel shards` against the fake API.
 //!
 //! [`harness`] holds what they share (fake API, in-process daemons, processes, logs, metrics);
 //! tests/common/ the rigs that speak to RabbitMQ, the emulator and OTLP.
@@ -45,5 +46,6 @@ mod on_pubsub;
 mod process;
 mod projection;
 mod prometheus;
+mod rollout;
 mod simulate;
 mod traces;
