@@ -2,13 +2,16 @@
 //! body passed through as it is), errors worded as `opentelemetry-otlp` words them (they reach
 //! the export-failure WARN).
 
-use super::{Next, OtlpConfig, Protocol, Request, with_retries};
+use super::Protocol;
+use super::config::OtlpConfig;
+use super::request::Request;
+use super::retry::{Next, with_retries};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use prost::bytes::{Buf as _, BufMut as _};
 use std::time::Duration;
 
 /// The transport of one exporter.
-pub(super) enum Client {
+pub(crate) enum Client {
     Http {
         client: reqwest::Client,
         url: String,
@@ -27,7 +30,7 @@ pub(super) enum Client {
 impl Client {
     /// The client of `config` (inside the export thread's runtime: the gRPC channel's
     /// background task runs there).
-    pub(super) fn new(config: OtlpConfig) -> Client {
+    pub(crate) fn new(config: OtlpConfig) -> Client {
         match config.protocol {
             Protocol::HttpProtobuf => {
                 match reqwest::Client::builder().timeout(config.timeout).build() {
@@ -52,7 +55,7 @@ impl Client {
     }
 
     /// Sends one `ExportTraceServiceRequest`.
-    pub(super) async fn export(&self, body: Request) -> OTelSdkResult {
+    pub(crate) async fn export(&self, body: Request) -> OTelSdkResult {
         match self {
             Client::Http {
                 client,
