@@ -6,7 +6,7 @@
 //! Invariant: a line is the bytes `serde_json` gave for the same object
 //! (`span_lines_are_serde_jsons`).
 
-use crate::common::textfmt::{hex_into, rfc3339_utc};
+use crate::common::textfmt::{hex_into, json_str, rfc3339_utc};
 use opentelemetry::Value;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
 use opentelemetry_sdk::Resource;
@@ -225,17 +225,6 @@ pub(crate) fn span_line_tail(
     buf.extend_from_slice(b",\"Version\":");
     json_str(buf, scope_version);
     buf.extend_from_slice(b"}}\n");
-}
-
-/// `s` as a JSON string, escaped as serde_json escapes it.
-pub(crate) fn json_str(buf: &mut Vec<u8>, s: &str) {
-    if crate::common::textfmt::json_plain(s) {
-        buf.push(b'"');
-        buf.extend_from_slice(s.as_bytes());
-        buf.push(b'"');
-    } else {
-        let _ = serde_json::to_writer(buf, s);
-    }
 }
 
 /// One `{"Key":…,"Value":{"Type":"STRING","Value":…}}` of a string attribute.

@@ -4,8 +4,8 @@
 //! Invariant: a line is the bytes [`super::span_line`] gives for the same span
 //! (`resource_spans_are_the_sdks`).
 
-use super::{json_str, span_line_tail, string_attribute};
-use crate::common::textfmt::{hex_into, rfc3339_utc};
+use super::{span_line_tail, string_attribute};
+use crate::common::textfmt::{hex_into, json_str, rfc3339_utc};
 use crate::telemetry::spans::line::{Destination, EVALUATE, SpanLine};
 use opentelemetry::trace::{SpanContext, Status};
 
