@@ -7,7 +7,7 @@
 //! context or attribute is ever built: every entry point checks the one `Option` first and
 //! returns `None`.
 
-use super::sink::SinkParts;
+use super::sink::Sink;
 use super::spans::{self, CycleSpans, Destination};
 use crate::common::textfmt::hex_into;
 use opentelemetry::propagation::{Injector, TextMapPropagator as _};
@@ -54,7 +54,7 @@ struct Active {
     tracer: SdkTracer,
     /// `OTEL_PROPAGATORS`, in order.
     propagators: Vec<PropagatorKind>,
-    sink: SinkParts,
+    sink: Sink,
 }
 
 impl std::fmt::Debug for Tracing {
@@ -69,11 +69,7 @@ impl std::fmt::Debug for Tracing {
 
 impl Tracing {
     /// Tracing on: spans from `tracer`, headers for `propagators`, resource spans to `sink`.
-    pub(crate) fn on(
-        tracer: SdkTracer,
-        propagators: Vec<PropagatorKind>,
-        sink: SinkParts,
-    ) -> Tracing {
+    pub(crate) fn on(tracer: SdkTracer, propagators: Vec<PropagatorKind>, sink: Sink) -> Tracing {
         Tracing(Some(Arc::new(Active {
             tracer,
             propagators,

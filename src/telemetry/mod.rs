@@ -11,8 +11,8 @@
 //! Invariant: with tracing off ([`Tracing::off`], the default) no span, context or attribute is
 //! ever built: every entry point checks the one `Option` first and returns `None`.
 
-use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
@@ -38,7 +38,7 @@ pub use env::{DEFAULT_SERVICE_NAME, ExporterKind, PropagatorKind, SamplerKind, T
 pub use handle::{HttpSpan, TraceParent, Tracing, current_ids, end, fail, traceparent};
 use otlp::Envelope;
 use report::WarnOnce;
-use sink::{OtlpSink, SharedProcessor, Sink, SinkParts};
+use sink::{OtlpSink, SharedProcessor, Sink};
 pub use spans::{CycleSpans, Destination};
 pub use stdout::JsonLinesExporter;
 
@@ -89,9 +89,12 @@ impl Telemetry {
 pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, TelemetryError> {
     let protocol = match settings.exporter {
         ExporterKind::Stdout => {
+            // The stdout writer tells of its own failures (`JsonLinesOut::write`).
             let exporter = JsonLinesExporter::stdout();
             let out = exporter.shared();
-            return Ok(provider(exporter, settings, version, Own::JsonLines(out)));
+            return Ok(provider(exporter, settings, version, |_, _, _| {
+                Sink::JsonLines(out)
+            }));
         }
         ExporterKind::OtlpGrpc => otlp::Protocol::Grpc,
         ExporterKind::OtlpHttp => otlp::Protocol::HttpProtobuf,
@@ -106,49 +109,52 @@ pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, Teleme
     let config = otlp::OtlpConfig::from_env(protocol, &|name| std::env::var(name))
         .map_err(|e| masked(&e))?;
     let failing = Arc::new(AtomicBool::new(false));
-    let exporter = otlp::Exporter::start(config, &settings.batch, failing.clone())
+    let exporter = otlp::Exporter::start(config, &settings.batch, failing)
         .map_err(|e| masked(&format!("exporter initialization failed: {e}")))?;
     let exporter = Arc::new(exporter);
+    // The export thread tells of failures (the processor's exporter only queues).
     let sdk_spans = otlp::SdkSpans::new(exporter.clone());
-    Ok(provider(
-        sdk_spans,
-        settings,
-        version,
-        Own::Otlp { exporter, failing },
-    ))
-}
-
-/// Where the per-resource spans go beside the provider's exporter.
-enum Own {
-    /// Into the provider's processor as `SpanData`.
-    None,
-    /// Straight to the stdout exporter's writer.
-    JsonLines(Arc<stdout::JsonLinesOut>),
-    /// Straight to the OTLP exporter's queue (whose failures set `failing`).
-    Otlp {
-        exporter: Arc<otlp::Exporter>,
-        failing: Arc<AtomicBool>,
-    },
+    let max_batch = settings.batch.max_export_batch_size;
+    let queue = exporter.clone();
+    let mut telemetry = provider(sdk_spans, settings, version, |resource, scope, _| {
+        Sink::Otlp(Arc::new(OtlpSink {
+            exporter: queue,
+            envelope: Envelope::new(resource, scope),
+            max_batch,
+        }))
+    });
+    telemetry.otlp = Some(exporter);
+    Ok(telemetry)
 }
 
 /// A provider over any exporter (tests and benches bring their own), with a batch span processor
-/// whose queue drops spans when full rather than blocking (the SDK defaults, `OTEL_BSP_*`).
+/// whose queue drops spans when full rather than blocking (the SDK defaults, `OTEL_BSP_*`); the
+/// per-resource spans go to the same processor as `SpanData`.
 pub fn with_exporter<E: SpanExporter + 'static>(
     exporter: E,
     settings: &TraceSettings,
     version: &str,
 ) -> Telemetry {
-    provider(exporter, settings, version, Own::None)
+    let exporter = WarnOnce {
+        inner: exporter,
+        failing: Some(Arc::new(AtomicBool::new(false))),
+    };
+    provider(exporter, settings, version, |_, scope, processor| {
+        Sink::Processor {
+            processor: processor.clone(),
+            scope: scope.clone(),
+        }
+    })
 }
 
 /// The provider: the SDK's spans through the batch processor to `exporter`; the per-resource
-/// spans straight to the stdout writer or the OTLP queue when `own` is one, else as `SpanData`
-/// into the same processor (see `spans`).
+/// spans to the sink `sink` makes of the provider's resource, the tracer's scope and the
+/// processor (see `spans`).
 fn provider<E: SpanExporter + 'static>(
     mut exporter: E,
     settings: &TraceSettings,
     version: &str,
-    own: Own,
+    sink: impl FnOnce(&Resource, &InstrumentationScope, &Arc<BatchSpanProcessor>) -> Sink,
 ) -> Telemetry {
     let mut attributes: Vec<KeyValue> = settings
         .resource
@@ -164,15 +170,6 @@ fn provider<E: SpanExporter + 'static>(
     // The processor is shared with the resource spans, so it is given the resource now, before
     // it is shared (the provider's later call on the shared handle does nothing).
     exporter.set_resource(&resource);
-    let failing = match &own {
-        Own::Otlp { failing, .. } => failing.clone(),
-        _ => Arc::new(AtomicBool::new(false)),
-    };
-    // The OTLP exporter's thread warns itself (its `export` only queues).
-    let exporter = WarnOnce {
-        inner: exporter,
-        failing: (!matches!(own, Own::Otlp { .. })).then(|| failing.clone()),
-    };
     let mut processor = BatchSpanProcessor::builder(exporter)
         .with_batch_config(settings.batch.config())
         .build();
@@ -183,25 +180,8 @@ fn provider<E: SpanExporter + 'static>(
         .with_sampler(settings.sampler.sampler())
         .with_resource(resource.clone())
         .build();
-    let scope = opentelemetry::InstrumentationScope::builder(TRACER_NAME).build();
-    let mut otlp = None;
-    let sink = match own {
-        Own::JsonLines(out) => Sink::JsonLines(out),
-        Own::Otlp { exporter, .. } => {
-            otlp = Some(exporter.clone());
-            Sink::Otlp(Arc::new(OtlpSink {
-                exporter,
-                envelope: Envelope::new(&resource, &scope),
-                max_batch: settings.batch.max_export_batch_size,
-            }))
-        }
-        Own::None => Sink::Processor(processor),
-    };
-    let sink = SinkParts {
-        sink,
-        scope,
-        failing,
-    };
+    let scope = InstrumentationScope::builder(TRACER_NAME).build();
+    let sink = sink(&resource, &scope, &processor);
     let tracing = Tracing::on(
         provider.tracer(TRACER_NAME),
         settings.propagators.clone(),
@@ -209,7 +189,7 @@ fn provider<E: SpanExporter + 'static>(
     );
     Telemetry {
         provider,
-        otlp,
+        otlp: None,
         tracing,
     }
 }

@@ -11,7 +11,6 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanData, SpanProcessor};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 /// Where a traced cycle's per-resource spans go: decided when the provider is built.
 #[derive(Clone, Debug)]
@@ -20,8 +19,12 @@ pub(crate) enum Sink {
     JsonLines(Arc<JsonLinesOut>),
     /// As OTLP protobuf to the sentinel's own OTLP exporter, a page at a time.
     Otlp(Arc<OtlpSink>),
-    /// As `SpanData` into the provider's batch span processor (tests' and benches' exporters).
-    Processor(Arc<BatchSpanProcessor>),
+    /// As `SpanData` under the tracer's `scope` into the provider's batch span processor (the
+    /// tests' and benches' exporters).
+    Processor {
+        processor: Arc<BatchSpanProcessor>,
+        scope: InstrumentationScope,
+    },
 }
 
 /// The OTLP exporter's queue, the envelope of the resource spans' requests, and the most spans
@@ -31,15 +34,6 @@ pub(crate) struct OtlpSink {
     pub(crate) exporter: Arc<Exporter>,
     pub(crate) envelope: Envelope,
     pub(crate) max_batch: usize,
-}
-
-/// What a span sink needs beside the spans: the tracer's scope, and the one flag of the
-/// export-failure warning.
-#[derive(Clone, Debug)]
-pub(crate) struct SinkParts {
-    pub(crate) sink: Sink,
-    pub(crate) scope: InstrumentationScope,
-    pub(crate) failing: Arc<AtomicBool>,
 }
 
 /// The provider's batch span processor shared with [`Sink::Processor`]: the provider owns one

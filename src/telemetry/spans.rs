@@ -27,7 +27,7 @@
 
 use super::TraceParent;
 use super::otlp::Proto;
-use super::sink::{OtlpSink, Sink, SinkParts};
+use super::sink::{OtlpSink, Sink};
 use super::stdout::JsonLinesOut;
 use super::stdout::lines::Lines;
 use opentelemetry::trace::{SpanContext, SpanId, Status, TraceFlags, TraceId};
@@ -35,7 +35,6 @@ use opentelemetry::{InstrumentationScope, KeyValue, StringValue};
 use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanProcessor as _};
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 mod ids;
@@ -73,7 +72,6 @@ enum Recorder {
     JsonLines {
         out: Arc<JsonLinesOut>,
         lines: Lines,
-        failing: Arc<AtomicBool>,
     },
     /// OTLP protobuf to the OTLP exporter; `proto`: the cycle's constant fields, encoded.
     Otlp { out: Arc<OtlpSink>, proto: Proto },
@@ -87,28 +85,23 @@ enum Recorder {
 impl CycleSpans {
     /// The resource spans under the poll span `poll` (trace id, span id and sampling), going to
     /// `sink`; `None` when `poll` has no valid span context.
-    pub(crate) fn new(
-        poll: &SpanContext,
-        sink: &SinkParts,
-        to: &Destination<'_>,
-    ) -> Option<CycleSpans> {
+    pub(crate) fn new(poll: &SpanContext, sink: &Sink, to: &Destination<'_>) -> Option<CycleSpans> {
         if !poll.is_valid() {
             return None;
         }
         let publish_name = format!("{} publish", to.topic);
-        let recorder = poll.is_sampled().then(|| match &sink.sink {
+        let recorder = poll.is_sampled().then(|| match sink {
             Sink::JsonLines(out) => Recorder::JsonLines {
                 lines: Lines::new(poll, to, &publish_name, &out.resource()),
                 out: out.clone(),
-                failing: sink.failing.clone(),
             },
             Sink::Otlp(out) => Recorder::Otlp {
                 proto: Proto::new(poll, to, &publish_name),
                 out: out.clone(),
             },
-            Sink::Processor(processor) => Recorder::Processor {
+            Sink::Processor { processor, scope } => Recorder::Processor {
                 processor: processor.clone(),
-                scope: sink.scope.clone(),
+                scope: scope.clone(),
             },
         });
         let mut buf = Vec::new();
@@ -307,8 +300,8 @@ impl CycleSpans {
     /// queues them as one OTLP request.
     pub fn flush(&mut self) {
         match &self.recorder {
-            Some(Recorder::JsonLines { out, failing, .. }) if !self.buf.is_empty() => {
-                super::report::warn_once(failing, &out.write(&self.buf));
+            Some(Recorder::JsonLines { out, .. }) if !self.buf.is_empty() => {
+                let _ = out.write(&self.buf);
                 self.buf.clear();
             }
             Some(Recorder::Otlp { out, .. }) if self.in_buf > 0 => {
@@ -483,11 +476,7 @@ mod tests {
         let bytes = Bytes::default();
         let exporter = JsonLinesExporter::to_writer(Box::new(bytes.clone()));
         exporter.shared().set_resource(&resource());
-        let sink = SinkParts {
-            sink: Sink::JsonLines(exporter.shared()),
-            scope: InstrumentationScope::builder(telemetry::TRACER_NAME).build(),
-            failing: Arc::default(),
-        };
+        let sink = Sink::JsonLines(exporter.shared());
         let mut lines =
             CycleSpans::new(poll.span().span_context(), &sink, &destination()).expect("valid poll");
         let end = SystemTime::now();

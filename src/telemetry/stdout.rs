@@ -6,6 +6,7 @@
 //! Invariant: a line is the bytes `serde_json` gave for the same object
 //! (`span_lines_are_serde_jsons`).
 
+use super::report::warn_once;
 use crate::common::textfmt::{hex_into, json_str, rfc3339_utc};
 use opentelemetry::Value;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
@@ -13,6 +14,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use std::io::Write;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
@@ -24,6 +26,8 @@ pub(crate) struct JsonLinesOut {
     out: Mutex<Box<dyn Write + Send>>,
     /// The resource's `[…]` JSON, written into every line.
     resource: RwLock<Arc<[u8]>>,
+    /// Whether writes are failing (one WARN when they start, one INFO when they work again).
+    failing: AtomicBool,
 }
 
 impl std::fmt::Debug for JsonLinesOut {
@@ -52,7 +56,14 @@ impl JsonLinesOut {
         }
     }
 
+    /// Writes `bytes` in one write, telling the operator when writes start and stop failing.
     pub(crate) fn write(&self, bytes: &[u8]) -> OTelSdkResult {
+        let result = self.write_all(bytes);
+        warn_once(&self.failing, &result);
+        result
+    }
+
+    fn write_all(&self, bytes: &[u8]) -> OTelSdkResult {
         let mut out = self
             .out
             .lock()
@@ -89,6 +100,7 @@ impl JsonLinesExporter {
             out: Arc::new(JsonLinesOut {
                 out: Mutex::new(out),
                 resource: RwLock::new(Arc::from(&b"[]"[..])),
+                failing: AtomicBool::new(false),
             }),
             buf: Mutex::new(Vec::new()),
         }
