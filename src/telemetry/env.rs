@@ -9,6 +9,7 @@
 use opentelemetry_sdk::trace::Sampler;
 
 use super::batch::BatchSettings;
+use super::otlp::{ConfigError, OtlpConfig, Protocol};
 
 /// How the settings read a variable: its value, `None` when unset (the process environment's
 /// `std::env::var(name).ok()`).
@@ -87,6 +88,9 @@ pub struct TraceSettings {
     /// The endpoint variables as set (`OTEL_EXPORTER_OTLP_ENDPOINT`, `…_TRACES_ENDPOINT`): an
     /// error that echoes one has its password masked with them.
     pub endpoints: Vec<String>,
+    /// The OTLP exporter's own variables (`None` for the stdout exporter), or why they are
+    /// not usable.
+    pub otlp: Option<Result<OtlpConfig, ConfigError>>,
     /// One line per ignored value (logged as WARN by the caller).
     pub warnings: Vec<String>,
 }
@@ -96,7 +100,7 @@ const DEFAULT_RATIO: f64 = 1.0;
 impl TraceSettings {
     /// Reads the settings through `env` (the process environment in `serve`). Bad values are
     /// warnings and the defaults, never errors.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> TraceSettings {
+    pub fn from_env(env: Env<'_>) -> TraceSettings {
         let var = |name: &str| env(name).map(|v| v.trim().to_string());
         let mut warnings = Vec::new();
         let exporter = match var("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|e| !e.is_empty()) {
@@ -149,6 +153,17 @@ impl TraceSettings {
             .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
         let resource = resource_attributes(&var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default());
         let batch = BatchSettings::from_env(&var, &mut warnings);
+        let otlp = match exporter {
+            ExporterKind::Stdout => None,
+            ExporterKind::OtlpGrpc => {
+                Some(OtlpConfig::from_env(Protocol::Grpc, env, &mut warnings))
+            }
+            ExporterKind::OtlpHttp => Some(OtlpConfig::from_env(
+                Protocol::HttpProtobuf,
+                env,
+                &mut warnings,
+            )),
+        };
         let endpoints = [
             "OTEL_EXPORTER_OTLP_ENDPOINT",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -164,6 +179,7 @@ impl TraceSettings {
             resource,
             batch,
             endpoints,
+            otlp,
             warnings,
         }
     }

@@ -19,7 +19,6 @@ use opentelemetry_sdk::trace::{
     BatchSpanProcessor, SdkTracerProvider, SpanExporter, SpanProcessor as _,
 };
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 mod batch;
@@ -37,7 +36,7 @@ pub use batch::{BatchSettings, MAX_QUEUE_SIZE};
 pub use env::{DEFAULT_SERVICE_NAME, ExporterKind, PropagatorKind, SamplerKind, TraceSettings};
 pub use handle::{HttpSpan, TraceParent, Tracing, current_ids, end, fail, traceparent};
 use otlp::Envelope;
-use report::WarnOnce;
+use report::{Reported, Reports};
 use sink::{OtlpSink, SharedProcessor, Sink};
 pub use spans::{CycleSpans, Destination};
 pub use stdout::JsonLinesExporter;
@@ -57,6 +56,8 @@ pub struct TelemetryError(String);
 pub struct Telemetry {
     provider: SdkTracerProvider,
     otlp: Option<Arc<otlp::Exporter>>,
+    /// The exporters' losses, the last counts written at shutdown.
+    reports: Arc<Reports>,
     tracing: Tracing,
 }
 
@@ -78,6 +79,7 @@ impl Telemetry {
             }
             None => Ok(()),
         };
+        self.reports.flush();
         provider.and(queue)
     }
 }
@@ -89,10 +91,12 @@ impl Telemetry {
 pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, TelemetryError> {
     let protocol = match settings.exporter {
         ExporterKind::Stdout => {
-            // The stdout writer tells of its own failures (`JsonLinesOut::write`).
-            let exporter = JsonLinesExporter::stdout();
+            // The stdout writer reports its own failures (`JsonLinesOut::write`).
+            let reports = Arc::new(Reports::new("stdout"));
+            let exporter =
+                JsonLinesExporter::reporting(Box::new(std::io::stdout()), reports.clone());
             let out = exporter.shared();
-            return Ok(provider(exporter, settings, version, |_, _, _| {
+            return Ok(provider(exporter, settings, version, reports, |_, _, _| {
                 Sink::JsonLines(out)
             }));
         }
@@ -106,23 +110,38 @@ pub fn init(settings: &TraceSettings, version: &str) -> Result<Telemetry, Teleme
         });
         TelemetryError(text)
     };
-    let config = otlp::OtlpConfig::from_env(protocol, &|name| std::env::var(name))
-        .map_err(|e| masked(&e))?;
-    let failing = Arc::new(AtomicBool::new(false));
-    let exporter = otlp::Exporter::start(config, &settings.batch, failing)
+    let config = match &settings.otlp {
+        Some(Ok(config)) => config.clone(),
+        Some(Err(e)) => return Err(masked(e)),
+        None => return Err(TelemetryError(format!("no OTLP settings for {protocol:?}"))),
+    };
+    let mut warnings = Vec::new();
+    let tls = otlp::client_tls(&config, &mut warnings);
+    for warning in &warnings {
+        tracing::warn!("{}", masked(warning));
+    }
+    let tls = tls.map_err(|e| masked(&e))?;
+    let reports = Arc::new(Reports::new(config.url(tls.is_some())));
+    let exporter = otlp::Exporter::start(config, tls, &settings.batch, reports.clone())
         .map_err(|e| masked(&format!("exporter initialization failed: {e}")))?;
     let exporter = Arc::new(exporter);
-    // The export thread tells of failures (the processor's exporter only queues).
+    // The export thread reports its losses (the processor's exporter only queues).
     let sdk_spans = otlp::SdkSpans::new(exporter.clone());
     let max_batch = settings.batch.max_export_batch_size;
     let queue = exporter.clone();
-    let mut telemetry = provider(sdk_spans, settings, version, |resource, scope, _| {
-        Sink::Otlp(Arc::new(OtlpSink {
-            exporter: queue,
-            envelope: Envelope::new(resource, scope),
-            max_batch,
-        }))
-    });
+    let mut telemetry = provider(
+        sdk_spans,
+        settings,
+        version,
+        reports,
+        |resource, scope, _| {
+            Sink::Otlp(Arc::new(OtlpSink {
+                exporter: queue,
+                envelope: Envelope::new(resource, scope),
+                max_batch,
+            }))
+        },
+    );
     telemetry.otlp = Some(exporter);
     Ok(telemetry)
 }
@@ -135,16 +154,21 @@ pub fn with_exporter<E: SpanExporter + 'static>(
     settings: &TraceSettings,
     version: &str,
 ) -> Telemetry {
-    let exporter = WarnOnce {
+    let reports = Arc::new(Reports::new("the provider's exporter"));
+    let exporter = Reported {
         inner: exporter,
-        failing: Some(Arc::new(AtomicBool::new(false))),
+        reports: reports.clone(),
     };
-    provider(exporter, settings, version, |_, scope, processor| {
-        Sink::Processor {
+    provider(
+        exporter,
+        settings,
+        version,
+        reports,
+        |_, scope, processor| Sink::Processor {
             processor: processor.clone(),
             scope: scope.clone(),
-        }
-    })
+        },
+    )
 }
 
 /// The provider: the SDK's spans through the batch processor to `exporter`; the per-resource
@@ -154,6 +178,7 @@ fn provider<E: SpanExporter + 'static>(
     mut exporter: E,
     settings: &TraceSettings,
     version: &str,
+    reports: Arc<Reports>,
     sink: impl FnOnce(&Resource, &InstrumentationScope, &Arc<BatchSpanProcessor>) -> Sink,
 ) -> Telemetry {
     let mut attributes: Vec<KeyValue> = settings
@@ -190,6 +215,7 @@ fn provider<E: SpanExporter + 'static>(
     Telemetry {
         provider,
         otlp: None,
+        reports,
         tracing,
     }
 }

@@ -27,11 +27,13 @@ mod queue;
 mod request;
 mod retry;
 mod send;
+mod tls;
 
-pub use config::{ConfigError, OtlpConfig};
+pub use config::{ConfigError, OtlpConfig, UNBOUNDED_TIMEOUT};
 pub(crate) use encode::{Envelope, Proto};
 pub use queue::{Exporter, SdkSpans};
 pub use request::Request;
+pub use tls::client_tls;
 
 /// How the requests travel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

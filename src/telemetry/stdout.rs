@@ -6,7 +6,7 @@
 //! Invariant: a line is the bytes `serde_json` gave for the same object
 //! (`span_lines_are_serde_jsons`).
 
-use super::report::warn_once;
+use super::report::{Loss, Reports};
 use crate::common::textfmt::{hex_into, json_str, rfc3339_utc};
 use opentelemetry::Value;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
@@ -14,7 +14,6 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use std::io::Write;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
@@ -26,8 +25,8 @@ pub(crate) struct JsonLinesOut {
     out: Mutex<Box<dyn Write + Send>>,
     /// The resource's `[…]` JSON, written into every line.
     resource: RwLock<Arc<[u8]>>,
-    /// Whether writes are failing (one WARN when they start, one INFO when they work again).
-    failing: AtomicBool,
+    /// Where failed writes are reported.
+    reports: Arc<Reports>,
 }
 
 impl std::fmt::Debug for JsonLinesOut {
@@ -59,7 +58,14 @@ impl JsonLinesOut {
     /// Writes `bytes` in one write, telling the operator when writes start and stop failing.
     pub(crate) fn write(&self, bytes: &[u8]) -> OTelSdkResult {
         let result = self.write_all(bytes);
-        warn_once(&self.failing, &result);
+        match &result {
+            Ok(()) => self.reports.recovered(),
+            Err(e) => {
+                let spans = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.reports
+                    .report(Loss::ExportFailed, 1, spans, &e.to_string());
+            }
+        }
         result
     }
 
@@ -96,11 +102,19 @@ impl JsonLinesExporter {
 
     /// Writes to `out` (tests).
     pub fn to_writer(out: Box<dyn Write + Send>) -> JsonLinesExporter {
+        JsonLinesExporter::reporting(out, Arc::default())
+    }
+
+    /// Writes to `out`, failed writes reported to `reports` (the provider's).
+    pub(crate) fn reporting(
+        out: Box<dyn Write + Send>,
+        reports: Arc<Reports>,
+    ) -> JsonLinesExporter {
         JsonLinesExporter {
             out: Arc::new(JsonLinesOut {
                 out: Mutex::new(out),
                 resource: RwLock::new(Arc::from(&b"[]"[..])),
-                failing: AtomicBool::new(false),
+                reports,
             }),
             buf: Mutex::new(Vec::new()),
         }

@@ -4,6 +4,7 @@
 //! sentinel side under test.
 
 pub mod otlp;
+pub mod otlp_tls;
 pub mod proxy;
 pub mod pubsub;
 pub mod rig;

@@ -1,7 +1,10 @@
 //! The retry policy of `opentelemetry-otlp` (which this exporter replaces): what a failed
-//! attempt allows ([`Next`]) and the loop that retries within the export timeout.
+//! attempt allows ([`Next`]) and the loop that retries within the export timeout. A server's
+//! requested delay that does not fit in the timeout ends the request, and is handed back for
+//! the whole exporter to honour (`queue`).
 //!
-//! Invariant: no attempt starts past the timeout.
+//! Invariant: no attempt starts past the timeout; nothing is logged here (the export thread
+//! reports what a request lost).
 
 use std::time::{Duration, Instant};
 
@@ -26,14 +29,20 @@ pub(super) enum Next {
     Throttled(Duration),
 }
 
-/// Runs `attempt` until it succeeds, says stop, retries run out or `deadline` passes; logs
-/// what `opentelemetry-otlp` logged (target `opentelemetry-otlp`, WARN) when it gives up.
+/// How a request that did not succeed ended: its last error, and the delay the server asked
+/// for when it ended waiting on one.
+#[derive(Debug)]
+pub(super) struct GaveUp<E> {
+    pub(super) error: E,
+    pub(super) throttle: Option<Duration>,
+}
+
+/// Runs `attempt` until it succeeds, says stop, retries run out or `deadline` passes.
 pub(super) async fn with_retries<T, E, F, Fut>(
     deadline: Duration,
-    operation: &'static str,
     classify: impl Fn(&E) -> Next,
     mut attempt: F,
-) -> Result<T, E>
+) -> Result<T, GaveUp<E>>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, E>>,
@@ -43,52 +52,33 @@ where
     let mut delay = Retry::INITIAL;
     let mut cap = Retry::MAX_DELAY;
     loop {
-        let err = match attempt().await {
+        let error = match attempt().await {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        if start.elapsed() >= deadline {
-            tracing::warn!(name: "Export.Failed.DeadlineExceeded", target: "opentelemetry-otlp",
-                name = "Export.Failed.DeadlineExceeded", operation, retries = tries,
-                elapsed_ms = start.elapsed().as_millis(),
-                message = "OTLP export deadline exceeded - telemetry data will be lost");
-            return Err(err);
-        }
-        let next = classify(&err);
-        if next == Next::Stop {
-            tracing::warn!(name: "Export.Failed.NonRetryable", target: "opentelemetry-otlp",
-                name = "Export.Failed.NonRetryable", operation,
-                message = "OTLP export failed with non-retryable error - telemetry data will be lost");
-            return Err(err);
-        }
-        if tries >= Retry::MAX_RETRIES {
-            tracing::warn!(name: "Export.Failed.Exhausted", target: "opentelemetry-otlp",
-                name = "Export.Failed.Exhausted", operation, retries = tries,
-                message = "OTLP export exhausted retries - telemetry data will be lost");
-            return Err(err);
+        let next = classify(&error);
+        let throttle = match next {
+            Next::Throttled(asked) => Some(asked),
+            _ => None,
+        };
+        let gave_up = |error| Err(GaveUp { error, throttle });
+        if next == Next::Stop || tries >= Retry::MAX_RETRIES || start.elapsed() >= deadline {
+            return gave_up(error);
         }
         tries += 1;
-        if let Next::Throttled(asked) = next {
-            let asked = asked.min(Retry::MAX_THROTTLE);
+        if let Some(asked) = throttle {
+            if asked > Retry::MAX_THROTTLE {
+                return gave_up(error);
+            }
             if asked > cap {
                 cap = Retry::MAX_THROTTLE;
             }
-            if !asked.is_zero() {
-                delay = delay.max(asked);
-            }
+            delay = delay.max(asked);
         }
         let jitter = Duration::from_millis(fastrand::u64(..=Retry::MAX_JITTER_MS));
         let sleep = delay.saturating_add(jitter).min(cap);
         if sleep >= deadline.saturating_sub(start.elapsed()) {
-            let message = match next {
-                Next::Throttled(_) => {
-                    "OTLP export deadline exceeded during throttle - telemetry data will be lost"
-                }
-                _ => "OTLP export deadline exceeded during backoff - telemetry data will be lost",
-            };
-            tracing::warn!(name: "Export.Failed.DeadlineExceeded", target: "opentelemetry-otlp",
-                name = "Export.Failed.DeadlineExceeded", operation, retries = tries, message);
-            return Err(err);
+            return gave_up(error);
         }
         tokio::time::sleep(sleep).await;
         delay = delay.saturating_mul(2).min(cap);
