@@ -1,5 +1,5 @@
 //! The `OTEL_*` environment, read once: which exporter, the sampler, the propagators, the
-//! resource, the batch processor's bounds ([`super::batch`]) and the OTLP exporter's own
+//! resource, the batch processor's bounds (`batch`) and the OTLP exporter's own
 //! variables ([`super::otlp::OtlpConfig`]).
 //!
 //! Takes a lookup ([`Env`], the process environment in `serve`); gives [`TraceSettings`].

@@ -1,12 +1,12 @@
 //! OpenTelemetry tracing, as the Go sentinel traces: the settings read once from the `OTEL_*`
-//! environment ([`env`]), the tracer provider with a batch span processor and an OTLP (gRPC or
+//! environment ([`mod@env`]), the tracer provider with a batch span processor and an OTLP (gRPC or
 //! HTTP/protobuf, the sentinel's own: [`otlp`]) or stdout ([`stdout`]) exporter ([`init`]), and
-//! the [`Tracing`] handle the poll loop and the API client start spans with ([`handle`]).
+//! the [`Tracing`] handle the poll loop and the API client start spans with (`handle`).
 //!
 //! Spans come from the OpenTelemetry API directly (no `tracing` bridge): `sentinel.poll` per
 //! cycle, one client span per API GET, `sentinel.evaluate` per resource and `<topic> publish`
 //! per event (see `runtime` and `api`). The per-resource ones are made by [`spans`] at a
-//! fraction of the SDK's cost and go to the one [`sink`] the provider chose.
+//! fraction of the SDK's cost and go to the one `sink` the provider chose.
 //!
 //! Invariant: with tracing off ([`Tracing::off`], the default) no span, context or attribute is
 //! ever built: every entry point checks the one `Option` first and returns `None`.

@@ -1,7 +1,7 @@
 //! The stdout exporter: one JSON object per span per line, shaped like the Go sentinel's stdout
 //! exporter (`Name`, `SpanContext`, `Parent`, `SpanKind`, `StartTime`, `EndTime`, `Attributes`,
 //! `Status`, `Resource`, `InstrumentationScope`), for the SDK's spans ([`JsonLinesExporter`])
-//! and, a page at a time, for the per-resource spans ([`lines`]).
+//! and, a page at a time, for the per-resource spans (`lines`).
 //!
 //! Invariant: a line is the bytes `serde_json` gave for the same object
 //! (`span_lines_are_serde_jsons`).

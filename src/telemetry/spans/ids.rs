@@ -66,7 +66,7 @@ pub(crate) fn fresh_span_id() -> SpanId {
     SpanId::from(draw())
 }
 
-/// A resource span begun by [`CycleSpans::begin`], current for this thread's log lines until
+/// A resource span begun by [`super::CycleSpans::begin`], current for this thread's log lines until
 /// dropped (never held across an await). In an unsampled cycle its id is drawn only when
 /// something reads it (a log line, or [`Begun::span`]): a settled resource's span is seen by
 /// nothing, and a random id drawn later is as random as one drawn now.
