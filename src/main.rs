@@ -74,17 +74,26 @@ fn print_out(text: &str) -> Result<(), CmdError> {
     }
 }
 
+/// Reports a failed command on stderr as the Go binary does (`Error executing command
+/// 'sentinel <args as given>': <error>`, the line CrashLoopBackOff triage and log alerts see);
+/// a config whose rules do not compile first gets its rendered diagnostics.
 fn report(e: &CmdError) {
-    match e {
-        // Rendered diagnostics carry their own `error:` headers; end with a count.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = if args.is_empty() {
+        "(no command)".to_string()
+    } else {
+        args.join(" ")
+    };
+    let message = match e {
         CmdError::Compile(c) => {
             let n: usize = c.exprs.iter().map(|x| x.diagnostics.len()).sum();
             eprintln!("{}", c.to_string().trim_end());
-            eprintln!(
-                "error: the config's rules have {n} problem{}",
+            format!(
+                "the config's rules have {n} problem{}",
                 if n == 1 { "" } else { "s" }
-            );
+            )
         }
-        other => eprintln!("error: {}", other.to_string().trim_end()),
-    }
+        other => other.to_string().trim_end().to_string(),
+    };
+    eprintln!("Error executing command 'sentinel {command}': {message}");
 }
