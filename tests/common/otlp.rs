@@ -132,12 +132,17 @@ pub struct Options {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Accept no connection until [`Receiver::open`] (connections wait in the listen queue).
     pub gated: bool,
+    /// Until [`Receiver::open`], answer every export by asking the exporter to wait a second
+    /// (429 `Retry-After: 1`, `RESOURCE_EXHAUSTED` with a `RetryInfo` of 1 s), keeping nothing:
+    /// a span arrives only from an exporter that tries again after the opening.
+    pub throttled_until_open: bool,
 }
 
 /// What a receiver saw: the spans it kept, every request, and each request's encoding.
 #[derive(Clone, Default)]
 pub struct Seen {
     pub spans: Spans,
+    open: Arc<std::sync::atomic::AtomicBool>,
     requests: Arc<AtomicUsize>,
     encodings: Arc<Mutex<Vec<String>>>,
 }
@@ -184,6 +189,7 @@ impl Receiver {
 
     /// Starts accepting connections (a gated receiver's).
     pub fn open(&self) {
+        self.seen.open.store(true, Ordering::SeqCst);
         self.gate.notify_one();
     }
 }
@@ -211,6 +217,7 @@ pub async fn http_receiver_with(options: Options) -> Receiver {
     use axum::http::{HeaderMap, StatusCode};
     let seen = Seen::default();
     let answer = options.answer.clone();
+    let held = options.throttled_until_open;
     let app = axum::Router::new()
         .route(
             "/v1/traces",
@@ -236,6 +243,10 @@ pub async fn http_receiver_with(options: Options) -> Receiver {
                                 return http_answer(StatusCode::BAD_REQUEST, &[], e.into_bytes());
                             }
                         };
+                        if held && !seen.open.load(Ordering::SeqCst) {
+                            let wait = otlp_answer_throttle(1);
+                            return http_reply(&seen, request, &wait);
+                        }
                         http_reply(&seen, request, &answer)
                     }
                 },
@@ -307,7 +318,11 @@ fn response(answer: &Answer) -> ExportTraceServiceResponse {
     }
 }
 
-struct Collector(Seen, Answer);
+fn otlp_answer_throttle(seconds: u64) -> Answer {
+    Answer::Throttle { seconds }
+}
+
+struct Collector(Seen, Answer, bool);
 
 #[tonic::async_trait]
 impl TraceService for Collector {
@@ -321,7 +336,12 @@ impl TraceService for Collector {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         self.0.arrived(encoding.as_deref());
-        match &self.1 {
+        let wait = otlp_answer_throttle(1);
+        let answer = match self.2 && !self.0.open.load(Ordering::SeqCst) {
+            true => &wait,
+            false => &self.1,
+        };
+        match answer {
             Answer::Throttle { seconds } => {
                 use tonic_types::{ErrorDetails, StatusExt as _};
                 let details =
@@ -344,8 +364,12 @@ impl TraceService for Collector {
 /// An OTLP/gRPC receiver (the collector's TraceService), accepting gzip.
 pub async fn grpc_receiver_with(options: Options) -> Receiver {
     let seen = Seen::default();
-    let service = TraceServiceServer::new(Collector(seen.clone(), options.answer.clone()))
-        .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let service = TraceServiceServer::new(Collector(
+        seen.clone(),
+        options.answer.clone(),
+        options.throttled_until_open,
+    ))
+    .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
     start(options, seen, service).await
 }
 
