@@ -103,67 +103,20 @@ impl TraceSettings {
     pub fn from_env(env: Env<'_>) -> TraceSettings {
         let var = |name: &str| env(name).map(|v| v.trim().to_string());
         let mut warnings = Vec::new();
-        let exporter = match var("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|e| !e.is_empty()) {
-            None => ExporterKind::Stdout,
-            Some(_) => {
-                let protocol = var("OTEL_EXPORTER_OTLP_PROTOCOL").unwrap_or_default();
-                match protocol.to_lowercase().as_str() {
-                    "http" | "http/protobuf" => ExporterKind::OtlpHttp,
-                    "grpc" | "" => ExporterKind::OtlpGrpc,
-                    _ => {
-                        warnings.push(format!(
-                            "Unrecognized OTEL_EXPORTER_OTLP_PROTOCOL {protocol:?}, using default grpc"
-                        ));
-                        ExporterKind::OtlpGrpc
-                    }
-                }
-            }
-        };
-        let mut ratio = || match var("OTEL_TRACES_SAMPLER_ARG").filter(|a| !a.is_empty()) {
-            None => DEFAULT_RATIO,
-            Some(arg) => match arg.parse::<f64>() {
-                Ok(r) if (0.0..=1.0).contains(&r) => r,
-                _ => {
-                    warnings.push(format!(
-                        "Invalid OTEL_TRACES_SAMPLER_ARG value={arg:?}, using default: {DEFAULT_RATIO}"
-                    ));
-                    DEFAULT_RATIO
-                }
-            },
-        };
-        let name = var("OTEL_TRACES_SAMPLER")
-            .unwrap_or_default()
-            .to_lowercase();
-        let sampler = match name.as_str() {
-            "always_on" => SamplerKind::AlwaysOn,
-            "always_off" => SamplerKind::AlwaysOff,
-            "traceidratio" => SamplerKind::TraceIdRatio(ratio()),
-            "parentbased_always_on" => SamplerKind::ParentBasedAlwaysOn,
-            "parentbased_always_off" => SamplerKind::ParentBasedAlwaysOff,
-            "parentbased_traceidratio" | "" => SamplerKind::ParentBasedTraceIdRatio(ratio()),
-            _ => {
-                let ratio = ratio();
-                warnings.push(format!("Unrecognized sampler {name:?}, using default"));
-                SamplerKind::ParentBasedTraceIdRatio(ratio)
-            }
-        };
+        let exporter = exporter_kind(&var, &mut warnings);
+        let sampler = sampler_kind(&var, &mut warnings);
         let propagators = propagators(var("OTEL_PROPAGATORS"), &mut warnings);
         let service_name = var("OTEL_SERVICE_NAME")
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
         let resource = resource_attributes(&var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default());
         let batch = BatchSettings::from_env(&var, &mut warnings);
-        let otlp = match exporter {
+        let protocol = match exporter {
             ExporterKind::Stdout => None,
-            ExporterKind::OtlpGrpc => {
-                Some(OtlpConfig::from_env(Protocol::Grpc, env, &mut warnings))
-            }
-            ExporterKind::OtlpHttp => Some(OtlpConfig::from_env(
-                Protocol::HttpProtobuf,
-                env,
-                &mut warnings,
-            )),
+            ExporterKind::OtlpGrpc => Some(Protocol::Grpc),
+            ExporterKind::OtlpHttp => Some(Protocol::HttpProtobuf),
         };
+        let otlp = protocol.map(|p| OtlpConfig::from_env(p, env, &mut warnings));
         let endpoints = [
             "OTEL_EXPORTER_OTLP_ENDPOINT",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -181,6 +134,57 @@ impl TraceSettings {
             endpoints,
             otlp,
             warnings,
+        }
+    }
+}
+
+/// The exporter: stdout without `OTEL_EXPORTER_OTLP_ENDPOINT`, else by
+/// `OTEL_EXPORTER_OTLP_PROTOCOL` (an unknown one a warning and gRPC).
+fn exporter_kind(var: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> ExporterKind {
+    if var("OTEL_EXPORTER_OTLP_ENDPOINT").is_none_or(|e| e.is_empty()) {
+        return ExporterKind::Stdout;
+    }
+    let protocol = var("OTEL_EXPORTER_OTLP_PROTOCOL").unwrap_or_default();
+    match protocol.to_lowercase().as_str() {
+        "http" | "http/protobuf" => ExporterKind::OtlpHttp,
+        "grpc" | "" => ExporterKind::OtlpGrpc,
+        _ => {
+            warnings.push(format!(
+                "Unrecognized OTEL_EXPORTER_OTLP_PROTOCOL {protocol:?}, using default grpc"
+            ));
+            ExporterKind::OtlpGrpc
+        }
+    }
+}
+
+/// `OTEL_TRACES_SAMPLER` with its argument where it takes one.
+fn sampler_kind(var: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> SamplerKind {
+    let mut ratio = || match var("OTEL_TRACES_SAMPLER_ARG").filter(|a| !a.is_empty()) {
+        None => DEFAULT_RATIO,
+        Some(arg) => match arg.parse::<f64>() {
+            Ok(r) if (0.0..=1.0).contains(&r) => r,
+            _ => {
+                warnings.push(format!(
+                    "Invalid OTEL_TRACES_SAMPLER_ARG value={arg:?}, using default: {DEFAULT_RATIO}"
+                ));
+                DEFAULT_RATIO
+            }
+        },
+    };
+    let name = var("OTEL_TRACES_SAMPLER")
+        .unwrap_or_default()
+        .to_lowercase();
+    match name.as_str() {
+        "always_on" => SamplerKind::AlwaysOn,
+        "always_off" => SamplerKind::AlwaysOff,
+        "traceidratio" => SamplerKind::TraceIdRatio(ratio()),
+        "parentbased_always_on" => SamplerKind::ParentBasedAlwaysOn,
+        "parentbased_always_off" => SamplerKind::ParentBasedAlwaysOff,
+        "parentbased_traceidratio" | "" => SamplerKind::ParentBasedTraceIdRatio(ratio()),
+        _ => {
+            let ratio = ratio();
+            warnings.push(format!("Unrecognized sampler {name:?}, using default"));
+            SamplerKind::ParentBasedTraceIdRatio(ratio)
         }
     }
 }

@@ -9,6 +9,31 @@ use crate::common::textfmt::{hex_into, json_str, rfc3339_utc};
 use crate::telemetry::spans::line::{Destination, EVALUATE, SpanLine};
 use opentelemetry::trace::{SpanContext, Status};
 
+/// The evaluate and publish spans' attributes up to the value that varies (the resource id,
+/// the event id), opened.
+fn attribute_heads(to: &Destination<'_>) -> (Vec<u8>, Vec<u8>) {
+    let last = |out: &mut Vec<u8>, key: &str| {
+        out.extend_from_slice(b",{\"Key\":");
+        json_str(out, key);
+        out.extend_from_slice(b",\"Value\":{\"Type\":\"STRING\",\"Value\":");
+    };
+    let mut evaluate = b"\",\"Attributes\":[".to_vec();
+    string_attribute(
+        &mut evaluate,
+        true,
+        "hyperfleet.resource_type",
+        to.resource_type,
+    );
+    last(&mut evaluate, "hyperfleet.resource_id");
+    let mut publish = b"\",\"Attributes\":[".to_vec();
+    string_attribute(&mut publish, true, "messaging.system", to.messaging_system);
+    string_attribute(&mut publish, false, "messaging.operation.type", "publish");
+    string_attribute(&mut publish, false, "messaging.destination.name", to.topic);
+    last(&mut publish, "messaging.message.id");
+    publish.push(b'"');
+    (evaluate, publish)
+}
+
 /// A cycle's JSON lines cut at what varies from span to span (ids, times, the resource id
 /// and reason, the event id, a failed status): the rest is written once per cycle, by
 /// [`span_line`]'s own pieces, and copied per span. The bytes are [`span_line`]'s for the
@@ -61,40 +86,7 @@ impl Lines {
         let mut evaluate_parent = publish_parent.clone();
         hex_into(&mut evaluate_parent, &poll.span_id().to_bytes());
         evaluate_parent.extend_from_slice(PARENT_TAIL);
-        let last = |out: &mut Vec<u8>, key: &str| {
-            out.extend_from_slice(b",{\"Key\":");
-            json_str(out, key);
-            out.extend_from_slice(b",\"Value\":{\"Type\":\"STRING\",\"Value\":");
-        };
-        let mut evaluate_attributes = b"\",\"Attributes\":[".to_vec();
-        string_attribute(
-            &mut evaluate_attributes,
-            true,
-            "hyperfleet.resource_type",
-            to.resource_type,
-        );
-        last(&mut evaluate_attributes, "hyperfleet.resource_id");
-        let mut publish_attributes = b"\",\"Attributes\":[".to_vec();
-        string_attribute(
-            &mut publish_attributes,
-            true,
-            "messaging.system",
-            to.messaging_system,
-        );
-        string_attribute(
-            &mut publish_attributes,
-            false,
-            "messaging.operation.type",
-            "publish",
-        );
-        string_attribute(
-            &mut publish_attributes,
-            false,
-            "messaging.destination.name",
-            to.topic,
-        );
-        last(&mut publish_attributes, "messaging.message.id");
-        publish_attributes.push(b'"');
+        let (evaluate_attributes, publish_attributes) = attribute_heads(to);
         let tail = |status: &Status| {
             // span_line's own ending, after an empty attribute list.
             let mut line = Vec::new();
