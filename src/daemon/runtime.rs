@@ -548,8 +548,11 @@ impl Daemon {
                 }
                 Err(e) => {
                     self.metrics.publish_failed();
-                    error!(error = %e, topic = %self.topic, subset = %self.resource_type,
-                        "Failed to publish event resource_id={id}");
+                    // A resource alarm is logged once by the publisher, not per event.
+                    if !e.logged_by_publisher() {
+                        error!(error = %e, topic = %self.topic, subset = %self.resource_type,
+                            "Failed to publish event resource_id={id}");
+                    }
                     report.failed += 1;
                 }
             }
