@@ -1,6 +1,6 @@
 //! Text the daemon writes on its hot paths (span lines, log lines), straight into a byte buffer:
-//! lowercase hex and a wall-clock time as RFC 3339 UTC with chrono's `SecondsFormat::AutoSi`
-//! (the Go sentinel's `time.RFC3339Nano` as its logger and stdout exporter print it: no
+//! JSON strings (one writer for both), lowercase hex and a wall-clock time as RFC 3339 UTC with
+//! chrono's `SecondsFormat::AutoSi` (the Go sentinel's `time.RFC3339Nano` as its logger and stdout exporter print it: no
 //! fraction, or 3, 6 or 9 digits, the fewest that hold every non-zero sub-second digit).
 //!
 //! Invariant: the bytes are exactly chrono's `to_rfc3339_opts(AutoSi, true)` for every time
@@ -75,6 +75,47 @@ pub fn json_plain(text: &str) -> bool {
         .remainder()
         .iter()
         .all(|&b| b >= 0x20 && b != b'"' && b != b'\\')
+}
+
+/// A buffer [`json_str`] appends to: the span lines' bytes or the log lines' text.
+pub trait TextBuf {
+    /// Appends `text` as it is.
+    fn push_text(&mut self, text: &str);
+    /// Appends `text` as a JSON string, quotes and escapes as serde_json writes them.
+    fn push_json_escaped(&mut self, text: &str);
+}
+
+impl TextBuf for Vec<u8> {
+    fn push_text(&mut self, text: &str) {
+        self.extend_from_slice(text.as_bytes());
+    }
+
+    fn push_json_escaped(&mut self, text: &str) {
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(self, text);
+    }
+}
+
+impl TextBuf for String {
+    fn push_text(&mut self, text: &str) {
+        self.push_str(text);
+    }
+
+    fn push_json_escaped(&mut self, text: &str) {
+        self.push_str(&serde_json::to_string(text).unwrap_or_default());
+    }
+}
+
+/// `text` as a JSON string, escaped as serde_json escapes it; text with nothing to escape (the
+/// usual case, [`json_plain`]) is copied as it is.
+pub fn json_str(out: &mut impl TextBuf, text: &str) {
+    if json_plain(text) {
+        out.push_text("\"");
+        out.push_text(text);
+        out.push_text("\"");
+    } else {
+        out.push_json_escaped(text);
+    }
 }
 
 /// Whether `text` is printable ASCII only (0x20..0x7f). Eight bytes at a time.
@@ -166,6 +207,20 @@ mod tests {
     fn chrono_text(t: SystemTime) -> String {
         chrono::DateTime::<chrono::Utc>::from(t)
             .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+    }
+
+    proptest::proptest! {
+        /// Into bytes or text, a JSON string is serde_json's.
+        #[test]
+        fn json_strings_are_serde_jsons(text in "\\PC{0,40}|[\\x00-\\x7f]{0,40}") {
+            let want = serde_json::to_string(&text).expect("a string");
+            let mut bytes = Vec::new();
+            json_str(&mut bytes, &text);
+            proptest::prop_assert_eq!(String::from_utf8_lossy(&bytes), want.as_str());
+            let mut line = String::new();
+            json_str(&mut line, &text);
+            proptest::prop_assert_eq!(line, want);
+        }
     }
 
     #[test]

@@ -367,18 +367,6 @@ fn extra_object(
     extra
 }
 
-/// `s` as a JSON string, escaped as serde_json escapes it (text with nothing to escape, the
-/// usual case, is copied as it is).
-fn json_str(out: &mut String, s: &str) {
-    if crate::common::textfmt::json_plain(s) {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-    } else {
-        out.push_str(&serde_json::to_string(s).unwrap_or_default());
-    }
-}
-
 /// `bytes` as lowercase hex into `out`.
 fn hex_to(out: &mut String, bytes: &[u8]) {
     let mut text = [0u8; 32];
@@ -612,7 +600,7 @@ impl GoFormat {
             out.push('"');
             out.push_str(key);
             out.push_str("\":");
-            json_str(out, value);
+            crate::common::textfmt::json_str(out, value);
         };
         field(out, "timestamp", timestamp);
         field(out, "level", level);

@@ -1,5 +1,5 @@
 //! The per-resource spans of a traced cycle (`sentinel.evaluate` per resource, `<topic>
-//! publish` per event) made at the engine's cost, and the stdout exporter's JSON lines.
+//! publish` per event) made at the engine's cost.
 //!
 //! The poll span and the API GETs are made by the OpenTelemetry SDK (a few per cycle). The
 //! per-resource spans are not: the SDK's way (a span builder, a sampler call, a `Context` and
@@ -12,7 +12,7 @@
 //! - to the stdout exporter, writes its JSON line straight into the page's buffer, written out
 //!   once per page ([`CycleSpans::flush`]);
 //! - to the OTLP exporter (`telemetry::otlp`), encodes it as OTLP protobuf into the page's
-//!   buffer (`otlp`), queued as one request per page (or per export batch);
+//!   buffer (`otlp::encode`), queued as one request per page (or per export batch);
 //! - to any other exporter (tests' and benches'), builds the SDK's `SpanData` as its tracer
 //!   would and hands it to the same batch span processor.
 //!
@@ -26,171 +26,27 @@
 //! protobuf is the SDK OTLP exporter's (`otlp_spans_are_the_sdk_exporters`).
 
 use super::TraceParent;
-use crate::common::textfmt::{hex_into, rfc3339_utc};
-use opentelemetry::trace::{
-    SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
-};
-use opentelemetry::{InstrumentationScope, KeyValue, StringValue, Value};
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{
-    BatchSpanProcessor, SpanData, SpanEvents, SpanExporter, SpanLinks, SpanProcessor,
-};
+use super::otlp::Proto;
+use super::sink::{OtlpSink, Sink};
+use super::stdout::JsonLinesOut;
+use super::stdout::lines::Lines;
+use opentelemetry::trace::{SpanContext, SpanId, Status, TraceFlags, TraceId};
+use opentelemetry::{InstrumentationScope, KeyValue, StringValue};
+use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanProcessor as _};
 use std::borrow::Cow;
-use std::cell::Cell;
-use std::io::Write;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::SystemTime;
 
-mod protobuf;
-pub(crate) use protobuf::Envelope;
+mod ids;
+pub(crate) mod line;
 
-/// The name of the per-resource evaluate span.
-pub const EVALUATE: &str = "sentinel.evaluate";
-
-/// Where a traced cycle's per-resource spans go: decided when the provider is built.
-#[derive(Clone, Debug)]
-pub(crate) enum Sink {
-    /// Straight to the stdout exporter's writer as JSON lines, a page at a time.
-    JsonLines(Arc<JsonLinesOut>),
-    /// As OTLP protobuf to the sentinel's own OTLP exporter, a page at a time.
-    Otlp(Arc<OtlpSink>),
-    /// As `SpanData` into the provider's batch span processor (tests' and benches' exporters).
-    Processor(Arc<BatchSpanProcessor>),
-}
-
-/// The OTLP exporter's queue, the envelope of the resource spans' requests, and the most spans
-/// a request holds (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`).
-#[derive(Debug)]
-pub(crate) struct OtlpSink {
-    pub(crate) exporter: Arc<super::otlp::Exporter>,
-    pub(crate) envelope: Envelope,
-    pub(crate) max_batch: usize,
-}
-
-/// What a span sink needs beside the spans: the tracer's scope, and the one flag of the
-/// export-failure warning.
-#[derive(Clone, Debug)]
-pub(crate) struct SinkParts {
-    pub(crate) sink: Sink,
-    pub(crate) scope: InstrumentationScope,
-    pub(crate) failing: Arc<AtomicBool>,
-}
-
-/// The provider's batch span processor shared with [`Sink::Processor`]: the provider owns one
-/// handle, the resource spans the other.
-#[derive(Debug)]
-pub(crate) struct SharedProcessor(pub(crate) Arc<BatchSpanProcessor>);
-
-impl SpanProcessor for SharedProcessor {
-    fn on_start(&self, span: &mut opentelemetry_sdk::trace::Span, cx: &opentelemetry::Context) {
-        self.0.on_start(span, cx);
-    }
-
-    fn on_end(&self, span: SpanData) {
-        self.0.on_end(span);
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.0.force_flush()
-    }
-
-    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
-        self.0.shutdown_with_timeout(timeout)
-    }
-
-    // The resource was given to the processor before it was shared (`telemetry::provider`).
-    fn set_resource(&mut self, _resource: &Resource) {}
-}
-
-thread_local! {
-    /// The trace id and span id of the resource span current on this thread (see [`Entered`]);
-    /// a span id of 0 is one not drawn yet, drawn at its first read (see [`CycleSpans::begin`]).
-    static CURRENT: Cell<Option<([u8; 16], u64)>> = const { Cell::new(None) };
-}
-
-/// The ids of the resource span current on this thread, if one is (for log lines); a span id
-/// not drawn yet is drawn now, and is the span's from then on.
-pub(crate) fn current() -> Option<([u8; 16], [u8; 8])> {
-    CURRENT.with(|c| {
-        let (trace, mut span) = c.get()?;
-        if span == 0 {
-            span = draw();
-            c.set(Some((trace, span)));
-        }
-        Some((trace, span.to_be_bytes()))
-    })
-}
-
-/// A resource span made current for this thread's log lines until dropped (never held across
-/// an await).
-#[must_use = "the span is current only while the guard lives"]
-pub struct Entered(Option<([u8; 16], u64)>);
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        CURRENT.with(|c| c.set(self.0));
-    }
-}
-
-impl Entered {
-    fn enter(trace: [u8; 16], span: u64) -> Entered {
-        Entered(CURRENT.with(|c| c.replace(Some((trace, span)))))
-    }
-}
-
-/// Makes the ids `(trace, span)` current for this thread's log lines until the guard drops.
+use ids::draw;
 #[cfg(test)]
-pub(crate) fn enter_ids(trace: [u8; 16], span: [u8; 8]) -> Entered {
-    Entered::enter(trace, u64::from_be_bytes(span))
-}
-
-/// A span id as the SDK draws one: random, not zero.
-fn draw() -> u64 {
-    loop {
-        let id = fastrand::u64(..);
-        if id != 0 {
-            return id;
-        }
-    }
-}
-
-/// A span id as the SDK draws one: random, not zero.
-pub(crate) fn fresh_span_id() -> SpanId {
-    SpanId::from(draw())
-}
-
-/// A resource span begun by [`CycleSpans::begin`], current for this thread's log lines until
-/// dropped (never held across an await). In an unsampled cycle its id is drawn only when
-/// something reads it (a log line, or [`Begun::span`]): a settled resource's span is seen by
-/// nothing, and a random id drawn later is as random as one drawn now.
-#[must_use = "the span is current only while the guard lives"]
-pub struct Begun {
-    start: SystemTime,
-    _entered: Entered,
-}
-
-impl Begun {
-    /// The span, its id drawn now if nothing has read it yet (it is the current span: no other
-    /// is entered while this guard lives).
-    pub fn span(&self) -> ResourceSpan {
-        let id = current().map_or(SpanId::INVALID, |(_, span)| SpanId::from_bytes(span));
-        debug_assert!(id != SpanId::INVALID, "a begun span is current");
-        ResourceSpan {
-            id,
-            start: self.start,
-        }
-    }
-}
-
-/// One resource span, started: its id and start time (the epoch when the cycle is unsampled,
-/// as nothing reads it then).
-#[derive(Clone, Copy, Debug)]
-pub struct ResourceSpan {
-    id: SpanId,
-    start: SystemTime,
-}
+pub(crate) use ids::enter_ids;
+pub use ids::{Begun, Entered, ResourceSpan};
+pub(crate) use ids::{current, fresh_span_id};
+use line::SpanLine;
+pub use line::{Destination, EVALUATE};
 
 /// The per-resource spans of one cycle, children of its poll span. See the module docs.
 pub struct CycleSpans {
@@ -216,13 +72,9 @@ enum Recorder {
     JsonLines {
         out: Arc<JsonLinesOut>,
         lines: Lines,
-        failing: Arc<AtomicBool>,
     },
     /// OTLP protobuf to the OTLP exporter; `proto`: the cycle's constant fields, encoded.
-    Otlp {
-        out: Arc<OtlpSink>,
-        proto: protobuf::Proto,
-    },
+    Otlp { out: Arc<OtlpSink>, proto: Proto },
     /// `SpanData` to the batch span processor, under the tracer's scope.
     Processor {
         processor: Arc<BatchSpanProcessor>,
@@ -230,41 +82,26 @@ enum Recorder {
     },
 }
 
-/// What a cycle's publish spans say of where events go.
-pub struct Destination<'a> {
-    /// `hyperfleet.resource_type`.
-    pub resource_type: &'a str,
-    /// The topic (`messaging.destination.name`; the publish span is `<topic> publish`).
-    pub topic: &'a str,
-    /// `messaging.system`.
-    pub messaging_system: &'static str,
-}
-
 impl CycleSpans {
     /// The resource spans under the poll span `poll` (trace id, span id and sampling), going to
     /// `sink`; `None` when `poll` has no valid span context.
-    pub(crate) fn new(
-        poll: &SpanContext,
-        sink: &SinkParts,
-        to: &Destination<'_>,
-    ) -> Option<CycleSpans> {
+    pub(crate) fn new(poll: &SpanContext, sink: &Sink, to: &Destination<'_>) -> Option<CycleSpans> {
         if !poll.is_valid() {
             return None;
         }
         let publish_name = format!("{} publish", to.topic);
-        let recorder = poll.is_sampled().then(|| match &sink.sink {
+        let recorder = poll.is_sampled().then(|| match sink {
             Sink::JsonLines(out) => Recorder::JsonLines {
                 lines: Lines::new(poll, to, &publish_name, &out.resource()),
                 out: out.clone(),
-                failing: sink.failing.clone(),
             },
             Sink::Otlp(out) => Recorder::Otlp {
-                proto: protobuf::Proto::new(poll, to, &publish_name),
+                proto: Proto::new(poll, to, &publish_name),
                 out: out.clone(),
             },
-            Sink::Processor(processor) => Recorder::Processor {
+            Sink::Processor { processor, scope } => Recorder::Processor {
                 processor: processor.clone(),
-                scope: sink.scope.clone(),
+                scope: scope.clone(),
             },
         });
         let mut buf = Vec::new();
@@ -463,8 +300,8 @@ impl CycleSpans {
     /// queues them as one OTLP request.
     pub fn flush(&mut self) {
         match &self.recorder {
-            Some(Recorder::JsonLines { out, failing, .. }) if !self.buf.is_empty() => {
-                super::warn_once(failing, &out.write(&self.buf));
+            Some(Recorder::JsonLines { out, .. }) if !self.buf.is_empty() => {
+                let _ = out.write(&self.buf);
                 self.buf.clear();
             }
             Some(Recorder::Otlp { out, .. }) if self.in_buf > 0 => {
@@ -486,618 +323,14 @@ impl Drop for CycleSpans {
     }
 }
 
-/// What one resource span's line or `SpanData` is made of, beside its attributes.
-struct SpanLine<'a> {
-    trace_id: TraceId,
-    span_id: SpanId,
-    flags: TraceFlags,
-    parent: SpanId,
-    start: SystemTime,
-    end: SystemTime,
-    status: &'a Status,
-}
-
-impl SpanLine<'_> {
-    fn span_data(
-        &self,
-        name: Cow<'static, str>,
-        attributes: Vec<KeyValue>,
-        scope: &InstrumentationScope,
-    ) -> SpanData {
-        SpanData {
-            span_context: SpanContext::new(
-                self.trace_id,
-                self.span_id,
-                self.flags,
-                false,
-                TraceState::NONE,
-            ),
-            parent_span_id: self.parent,
-            parent_span_is_remote: false,
-            span_kind: SpanKind::Internal,
-            name,
-            start_time: self.start,
-            end_time: self.end,
-            attributes,
-            dropped_attributes_count: 0,
-            events: SpanEvents::default(),
-            links: SpanLinks::default(),
-            status: self.status.clone(),
-            instrumentation_scope: scope.clone(),
-        }
-    }
-}
-
-/// A cycle's JSON lines cut at what varies from span to span (ids, times, the resource id
-/// and reason, the event id, a failed status): the rest is written once per cycle, by
-/// [`span_line`]'s own pieces, and copied per span. The bytes are [`span_line`]'s for the
-/// same span (`resource_spans_are_the_sdks`).
-struct Lines {
-    /// `{"Name":"sentinel.evaluate","SpanContext":{"TraceID":"…","SpanID":"`.
-    evaluate_head: Vec<u8>,
-    /// `","TraceFlags":"01"},"Parent":{"TraceID":"…","SpanID":"<poll>","Remote":false},"SpanKind":1,"StartTime":"`.
-    evaluate_parent: Vec<u8>,
-    /// `","Attributes":[<resource_type>,{"Key":"hyperfleet.resource_id","Value":{"Type":"STRING","Value":`.
-    evaluate_attributes: Vec<u8>,
-    /// `{"Name":"<topic> publish","SpanContext":{"TraceID":"…","SpanID":"`.
-    publish_head: Vec<u8>,
-    /// `","TraceFlags":"01"},"Parent":{"TraceID":"…","SpanID":"`.
-    publish_parent: Vec<u8>,
-    /// `","Attributes":[<system>,<operation>,<destination>,{"Key":"messaging.message.id","Value":{"Type":"STRING","Value":"`.
-    publish_attributes: Vec<u8>,
-    /// `}}],"Status":{"Code":"Unset","Description":""},"Resource":[…],"InstrumentationScope":{…}}` and a newline.
-    tail_unset: Vec<u8>,
-    /// The same with the failed publish's status.
-    tail_failed: Vec<u8>,
-}
-
-const PARENT_TAIL: &[u8] = b"\",\"Remote\":false},\"SpanKind\":1,\"StartTime\":\"";
-const END_TIME: &[u8] = b"\",\"EndTime\":\"";
-const REASON: &[u8] =
-    b"}},{\"Key\":\"hyperfleet.decision_reason\",\"Value\":{\"Type\":\"STRING\",\"Value\":";
-
-impl Lines {
-    fn new(poll: &SpanContext, to: &Destination<'_>, publish_name: &str, resource: &[u8]) -> Lines {
-        let trace = poll.trace_id().to_bytes();
-        let head = |name: &str| {
-            let mut out = b"{\"Name\":".to_vec();
-            json_str(&mut out, name);
-            out.extend_from_slice(b",\"SpanContext\":{\"TraceID\":\"");
-            hex_into(&mut out, &trace);
-            out.extend_from_slice(b"\",\"SpanID\":\"");
-            out
-        };
-        let mut publish_parent = b"\",\"TraceFlags\":\"".to_vec();
-        hex_into(&mut publish_parent, &[poll.trace_flags().to_u8()]);
-        publish_parent.extend_from_slice(b"\"},\"Parent\":{\"TraceID\":\"");
-        hex_into(&mut publish_parent, &trace);
-        publish_parent.extend_from_slice(b"\",\"SpanID\":\"");
-        let mut evaluate_parent = publish_parent.clone();
-        hex_into(&mut evaluate_parent, &poll.span_id().to_bytes());
-        evaluate_parent.extend_from_slice(PARENT_TAIL);
-        let last = |out: &mut Vec<u8>, key: &str| {
-            out.extend_from_slice(b",{\"Key\":");
-            json_str(out, key);
-            out.extend_from_slice(b",\"Value\":{\"Type\":\"STRING\",\"Value\":");
-        };
-        let mut evaluate_attributes = b"\",\"Attributes\":[".to_vec();
-        string_attribute(
-            &mut evaluate_attributes,
-            true,
-            "hyperfleet.resource_type",
-            to.resource_type,
-        );
-        last(&mut evaluate_attributes, "hyperfleet.resource_id");
-        let mut publish_attributes = b"\",\"Attributes\":[".to_vec();
-        string_attribute(
-            &mut publish_attributes,
-            true,
-            "messaging.system",
-            to.messaging_system,
-        );
-        string_attribute(
-            &mut publish_attributes,
-            false,
-            "messaging.operation.type",
-            "publish",
-        );
-        string_attribute(
-            &mut publish_attributes,
-            false,
-            "messaging.destination.name",
-            to.topic,
-        );
-        last(&mut publish_attributes, "messaging.message.id");
-        publish_attributes.push(b'"');
-        let tail = |status: &Status| {
-            // span_line's own ending, after an empty attribute list.
-            let mut line = Vec::new();
-            span_line_tail(&mut line, status, resource, super::TRACER_NAME, "");
-            let mut out = b"}}".to_vec();
-            out.extend_from_slice(&line);
-            out
-        };
-        Lines {
-            evaluate_head: head(EVALUATE),
-            evaluate_parent,
-            evaluate_attributes,
-            publish_head: head(publish_name),
-            publish_parent,
-            publish_attributes,
-            tail_unset: tail(&Status::Unset),
-            tail_failed: tail(&Status::error("publish failed")),
-        }
-    }
-
-    fn times(buf: &mut Vec<u8>, span: &SpanLine<'_>) {
-        rfc3339_utc(buf, span.start);
-        buf.extend_from_slice(END_TIME);
-        rfc3339_utc(buf, span.end);
-    }
-
-    fn evaluate(&self, buf: &mut Vec<u8>, span: &SpanLine<'_>, id: &str, reason: Option<&str>) {
-        buf.extend_from_slice(&self.evaluate_head);
-        hex_into(buf, &span.span_id.to_bytes());
-        buf.extend_from_slice(&self.evaluate_parent);
-        Lines::times(buf, span);
-        buf.extend_from_slice(&self.evaluate_attributes);
-        json_str(buf, id);
-        if let Some(reason) = reason {
-            buf.extend_from_slice(REASON);
-            json_str(buf, reason);
-        }
-        buf.extend_from_slice(&self.tail_unset);
-    }
-
-    fn publish(&self, buf: &mut Vec<u8>, span: &SpanLine<'_>, message_id: &str, failed: bool) {
-        buf.extend_from_slice(&self.publish_head);
-        hex_into(buf, &span.span_id.to_bytes());
-        buf.extend_from_slice(&self.publish_parent);
-        hex_into(buf, &span.parent.to_bytes());
-        buf.extend_from_slice(PARENT_TAIL);
-        Lines::times(buf, span);
-        buf.extend_from_slice(&self.publish_attributes);
-        buf.extend_from_slice(message_id.as_bytes());
-        buf.push(b'"');
-        buf.extend_from_slice(if failed {
-            &self.tail_failed
-        } else {
-            &self.tail_unset
-        });
-    }
-}
-
-/// The stdout exporter's writer and resource, shared by the batch processor's exporter (the
-/// SDK's spans) and [`Sink::JsonLines`] (the resource spans).
-pub(crate) struct JsonLinesOut {
-    out: Mutex<Box<dyn Write + Send>>,
-    /// The resource's `[…]` JSON, written into every line.
-    resource: RwLock<Arc<[u8]>>,
-}
-
-impl std::fmt::Debug for JsonLinesOut {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JsonLinesOut")
-    }
-}
-
-impl JsonLinesOut {
-    fn resource(&self) -> Arc<[u8]> {
-        self.resource
-            .read()
-            .map_or_else(|e| e.into_inner().clone(), |r| r.clone())
-    }
-
-    pub(crate) fn set_resource(&self, resource: &Resource) {
-        let mut json = Vec::new();
-        json.push(b'[');
-        for (i, (key, value)) in resource.iter().enumerate() {
-            attribute(&mut json, i == 0, key.as_str(), value);
-        }
-        json.push(b']');
-        match self.resource.write() {
-            Ok(mut r) => *r = json.into(),
-            Err(e) => *e.into_inner() = json.into(),
-        }
-    }
-
-    fn write(&self, bytes: &[u8]) -> OTelSdkResult {
-        let mut out = self
-            .out
-            .lock()
-            .map_err(|_| OTelSdkError::InternalFailure("poisoned".into()))?;
-        out.write_all(bytes)
-            .and_then(|()| out.flush())
-            .map_err(|e| OTelSdkError::InternalFailure(e.to_string()))
-    }
-}
-
-/// A span exporter writing one JSON object per span per line, shaped like the Go sentinel's
-/// stdout exporter (`Name`, `SpanContext`, `Parent`, `SpanKind`, `StartTime`, `EndTime`,
-/// `Attributes`, `Status`, `Resource`, `InstrumentationScope`).
-pub struct JsonLinesExporter {
-    out: Arc<JsonLinesOut>,
-    buf: Mutex<Vec<u8>>,
-}
-
-impl std::fmt::Debug for JsonLinesExporter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JsonLinesExporter")
-    }
-}
-
-impl JsonLinesExporter {
-    /// Writes to standard output.
-    pub fn stdout() -> JsonLinesExporter {
-        JsonLinesExporter::to_writer(Box::new(std::io::stdout()))
-    }
-
-    /// Writes to `out` (tests).
-    pub fn to_writer(out: Box<dyn Write + Send>) -> JsonLinesExporter {
-        JsonLinesExporter {
-            out: Arc::new(JsonLinesOut {
-                out: Mutex::new(out),
-                resource: RwLock::new(Arc::from(&b"[]"[..])),
-            }),
-            buf: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The writer and resource the resource spans share.
-    pub(crate) fn shared(&self) -> Arc<JsonLinesOut> {
-        self.out.clone()
-    }
-}
-
-impl SpanExporter for JsonLinesExporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let resource = self.out.resource();
-        let mut buf = self
-            .buf
-            .lock()
-            .map_err(|_| OTelSdkError::InternalFailure("poisoned".into()))?;
-        buf.clear();
-        for span in &batch {
-            span_data_line(&mut buf, span, &resource);
-        }
-        self.out.write(&buf)
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.out.set_resource(resource);
-    }
-}
-
-/// Everything of a span line but its attributes.
-struct LineParts<'a> {
-    name: &'a str,
-    span_context: &'a SpanContext,
-    parent: SpanId,
-    parent_remote: bool,
-    kind: &'a SpanKind,
-    start: SystemTime,
-    end: SystemTime,
-    status: &'a Status,
-    resource: &'a [u8],
-    scope_name: &'a str,
-    scope_version: &'a str,
-}
-
-/// The JSON line of an SDK span.
-pub(crate) fn span_data_line(buf: &mut Vec<u8>, span: &SpanData, resource: &[u8]) {
-    span_line(
-        buf,
-        &LineParts {
-            name: &span.name,
-            span_context: &span.span_context,
-            parent: span.parent_span_id,
-            parent_remote: span.parent_span_is_remote,
-            kind: &span.span_kind,
-            start: span.start_time,
-            end: span.end_time,
-            status: &span.status,
-            resource,
-            scope_name: span.instrumentation_scope.name(),
-            scope_version: span.instrumentation_scope.version().unwrap_or(""),
-        },
-        |buf| {
-            for (i, kv) in span.attributes.iter().enumerate() {
-                attribute(buf, i == 0, kv.key.as_str(), &kv.value);
-            }
-        },
-    );
-}
-
-/// One span's JSON line (with its newline), the keys in the Go stdout exporter's order, strings
-/// escaped as serde_json escapes them: the bytes `serde_json` gave for the same object.
-fn span_line(buf: &mut Vec<u8>, p: &LineParts<'_>, attributes: impl FnOnce(&mut Vec<u8>)) {
-    let sc = p.span_context;
-    let trace_id = sc.trace_id().to_bytes();
-    buf.extend_from_slice(b"{\"Name\":");
-    json_str(buf, p.name);
-    buf.extend_from_slice(b",\"SpanContext\":{\"TraceID\":\"");
-    hex_into(buf, &trace_id);
-    buf.extend_from_slice(b"\",\"SpanID\":\"");
-    hex_into(buf, &sc.span_id().to_bytes());
-    buf.extend_from_slice(b"\",\"TraceFlags\":\"");
-    hex_into(buf, &[sc.trace_flags().to_u8()]);
-    buf.extend_from_slice(b"\"},\"Parent\":{\"TraceID\":\"");
-    if p.parent == SpanId::INVALID {
-        buf.extend_from_slice(&[b'0'; 32]);
-    } else {
-        hex_into(buf, &trace_id);
-    }
-    buf.extend_from_slice(b"\",\"SpanID\":\"");
-    hex_into(buf, &p.parent.to_bytes());
-    buf.extend_from_slice(if p.parent_remote {
-        b"\",\"Remote\":true},\"SpanKind\":"
-    } else {
-        b"\",\"Remote\":false},\"SpanKind\":"
-    });
-    buf.push(match p.kind {
-        SpanKind::Internal => b'1',
-        SpanKind::Server => b'2',
-        SpanKind::Client => b'3',
-        SpanKind::Producer => b'4',
-        SpanKind::Consumer => b'5',
-    });
-    buf.extend_from_slice(b",\"StartTime\":\"");
-    rfc3339_utc(buf, p.start);
-    buf.extend_from_slice(b"\",\"EndTime\":\"");
-    rfc3339_utc(buf, p.end);
-    buf.extend_from_slice(b"\",\"Attributes\":[");
-    attributes(buf);
-    span_line_tail(buf, p.status, p.resource, p.scope_name, p.scope_version);
-}
-
-/// A span line from the end of its attributes: status, resource, scope, newline.
-fn span_line_tail(
-    buf: &mut Vec<u8>,
-    status: &Status,
-    resource: &[u8],
-    scope_name: &str,
-    scope_version: &str,
-) {
-    let (code, description) = match status {
-        Status::Unset => ("Unset", ""),
-        Status::Ok => ("Ok", ""),
-        Status::Error { description } => ("Error", description.as_ref()),
-    };
-    buf.extend_from_slice(b"],\"Status\":{\"Code\":\"");
-    buf.extend_from_slice(code.as_bytes());
-    buf.extend_from_slice(b"\",\"Description\":");
-    json_str(buf, description);
-    buf.extend_from_slice(b"},\"Resource\":");
-    buf.extend_from_slice(resource);
-    buf.extend_from_slice(b",\"InstrumentationScope\":{\"Name\":");
-    json_str(buf, scope_name);
-    buf.extend_from_slice(b",\"Version\":");
-    json_str(buf, scope_version);
-    buf.extend_from_slice(b"}}\n");
-}
-
-/// `s` as a JSON string, escaped as serde_json escapes it.
-fn json_str(buf: &mut Vec<u8>, s: &str) {
-    if crate::common::textfmt::json_plain(s) {
-        buf.push(b'"');
-        buf.extend_from_slice(s.as_bytes());
-        buf.push(b'"');
-    } else {
-        let _ = serde_json::to_writer(buf, s);
-    }
-}
-
-/// One `{"Key":…,"Value":{"Type":"STRING","Value":…}}` of a string attribute.
-fn string_attribute(buf: &mut Vec<u8>, first: bool, key: &str, value: &str) {
-    if !first {
-        buf.push(b',');
-    }
-    buf.extend_from_slice(b"{\"Key\":");
-    json_str(buf, key);
-    buf.extend_from_slice(b",\"Value\":{\"Type\":\"STRING\",\"Value\":");
-    json_str(buf, value);
-    buf.extend_from_slice(b"}}");
-}
-
-/// One attribute of any value type.
-fn attribute(buf: &mut Vec<u8>, first: bool, key: &str, value: &Value) {
-    let ty = match value {
-        Value::String(s) => return string_attribute(buf, first, key, s.as_str()),
-        Value::Bool(_) => "BOOL",
-        Value::I64(_) => "INT64",
-        Value::F64(_) => "FLOAT64",
-        other => return string_attribute(buf, first, key, &other.to_string()),
-    };
-    if !first {
-        buf.push(b',');
-    }
-    buf.extend_from_slice(b"{\"Key\":");
-    json_str(buf, key);
-    buf.extend_from_slice(b",\"Value\":{\"Type\":\"");
-    buf.extend_from_slice(ty.as_bytes());
-    buf.extend_from_slice(b"\",\"Value\":");
-    match value {
-        Value::Bool(b) => buf.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::I64(i) => {
-            let _ = write!(buf, "{i}");
-        }
-        Value::F64(f) => {
-            let _ = serde_json::to_writer(&mut *buf, &serde_json::json!(f));
-        }
-        _ => {}
-    }
-    buf.extend_from_slice(b"}}");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::stdout::{JsonLinesExporter, span_data_line};
+    use crate::telemetry::testing::{Bytes, Keep, resource};
+    use opentelemetry::Value;
     use opentelemetry::trace::TraceContextExt as _;
-    use std::time::Duration;
-
-    /// An exporter keeping what it is given.
-    #[derive(Clone, Debug, Default)]
-    struct Keep(Arc<Mutex<Vec<SpanData>>>);
-
-    impl SpanExporter for Keep {
-        async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-            self.0.lock().expect("lock").extend(batch);
-            Ok(())
-        }
-    }
-
-    /// A writer keeping what it is given.
-    #[derive(Clone, Default)]
-    struct Bytes(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Bytes {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    fn resource() -> Resource {
-        Resource::builder_empty()
-            .with_attributes([
-                KeyValue::new("service.name", "s\"1"),
-                KeyValue::new("n", 3_i64),
-                KeyValue::new("b", true),
-                KeyValue::new("f", 1.5),
-            ])
-            .build()
-    }
-
-    /// The stdout exporter's line as it was first written: a serde_json tree, printed. The
-    /// encoder must give the same bytes.
-    fn line_through_serde(span: &SpanData, resource: &Resource) -> String {
-        use serde_json::json;
-        let attrs = |kvs: Vec<(&str, &Value)>| -> serde_json::Value {
-            kvs.into_iter()
-                .map(|(k, v)| {
-                    let (ty, value) = match v {
-                        Value::Bool(b) => ("BOOL", json!(b)),
-                        Value::I64(i) => ("INT64", json!(i)),
-                        Value::F64(f) => ("FLOAT64", json!(f)),
-                        Value::String(s) => ("STRING", json!(s.as_str())),
-                        other => ("STRING", json!(other.to_string())),
-                    };
-                    json!({"Key": k, "Value": {"Type": ty, "Value": value}})
-                })
-                .collect()
-        };
-        let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
-        let time = |t: SystemTime| {
-            chrono::DateTime::<chrono::Utc>::from(t)
-                .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
-        };
-        let sc = &span.span_context;
-        let (code, description) = match &span.status {
-            Status::Unset => ("Unset", String::new()),
-            Status::Ok => ("Ok", String::new()),
-            Status::Error { description } => ("Error", description.to_string()),
-        };
-        let kind = match span.span_kind {
-            SpanKind::Internal => 1,
-            SpanKind::Server => 2,
-            SpanKind::Client => 3,
-            SpanKind::Producer => 4,
-            SpanKind::Consumer => 5,
-        };
-        let parent_valid = span.parent_span_id != SpanId::INVALID;
-        let line = json!({
-            "Name": span.name,
-            "SpanContext": {
-                "TraceID": hex(&sc.trace_id().to_bytes()),
-                "SpanID": hex(&sc.span_id().to_bytes()),
-                "TraceFlags": format!("{:02x}", sc.trace_flags().to_u8()),
-            },
-            "Parent": {
-                "TraceID": if parent_valid { hex(&sc.trace_id().to_bytes()) } else { "0".repeat(32) },
-                "SpanID": hex(&span.parent_span_id.to_bytes()),
-                "Remote": span.parent_span_is_remote,
-            },
-            "SpanKind": kind,
-            "StartTime": time(span.start_time),
-            "EndTime": time(span.end_time),
-            "Attributes": attrs(span.attributes.iter().map(|kv| (kv.key.as_str(), &kv.value)).collect()),
-            "Status": {"Code": code, "Description": description},
-            "Resource": attrs(resource.iter().map(|(k, v)| (k.as_str(), v)).collect()),
-            "InstrumentationScope": {
-                "Name": span.instrumentation_scope.name(),
-                "Version": span.instrumentation_scope.version().unwrap_or(""),
-            },
-        });
-        format!("{line}\n")
-    }
-
-    fn sdk_span(
-        name: &'static str,
-        parent: SpanId,
-        attributes: Vec<KeyValue>,
-        status: Status,
-    ) -> SpanData {
-        let t = SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 120_000_000);
-        SpanData {
-            span_context: SpanContext::new(
-                TraceId::from(0x0af7_6519_16cd_43dd_8448_eb21_1c80_319c),
-                SpanId::from(0xb7ad_6b71_6920_3331),
-                TraceFlags::SAMPLED,
-                false,
-                TraceState::NONE,
-            ),
-            parent_span_id: parent,
-            parent_span_is_remote: false,
-            span_kind: SpanKind::Client,
-            name: Cow::Borrowed(name),
-            start_time: t,
-            end_time: t + Duration::new(0, 1_234),
-            attributes,
-            dropped_attributes_count: 0,
-            events: SpanEvents::default(),
-            links: SpanLinks::default(),
-            status,
-            instrumentation_scope: InstrumentationScope::builder("scope")
-                .with_version("1.2")
-                .build(),
-        }
-    }
-
-    #[test]
-    fn span_lines_are_serde_jsons() {
-        let resource = resource();
-        let exporter = JsonLinesExporter::to_writer(Box::new(std::io::sink()));
-        exporter.out.set_resource(&resource);
-        let json = exporter.out.resource();
-        let cases = [
-            sdk_span("HTTP GET", SpanId::INVALID, vec![], Status::Unset),
-            sdk_span(
-                "a \"quoted\"\nname <&>",
-                SpanId::from(7),
-                vec![
-                    KeyValue::new("s", "caf\u{e9} \u{1b}\\"),
-                    KeyValue::new("i", -42_i64),
-                    KeyValue::new("b", false),
-                    KeyValue::new("f", f64::NAN),
-                    KeyValue::new("g", 0.1),
-                    KeyValue::new("a", Value::Array(opentelemetry::Array::I64(vec![1, 2]))),
-                ],
-                Status::error("it \"failed\""),
-            ),
-            sdk_span("ok", SpanId::from(9), vec![], Status::Ok),
-        ];
-        for span in &cases {
-            let mut line = Vec::new();
-            span_data_line(&mut line, span, &json);
-            assert_eq!(
-                String::from_utf8_lossy(&line),
-                line_through_serde(span, &resource)
-            );
-        }
-    }
+    use opentelemetry_sdk::trace::SpanData;
 
     fn destination() -> Destination<'static> {
         Destination {
@@ -1242,12 +475,8 @@ mod tests {
         // The JSON lines of the stdout sink are those of the same SpanData.
         let bytes = Bytes::default();
         let exporter = JsonLinesExporter::to_writer(Box::new(bytes.clone()));
-        exporter.out.set_resource(&resource());
-        let sink = SinkParts {
-            sink: Sink::JsonLines(exporter.shared()),
-            scope: InstrumentationScope::builder(telemetry::TRACER_NAME).build(),
-            failing: Arc::default(),
-        };
+        exporter.shared().set_resource(&resource());
+        let sink = Sink::JsonLines(exporter.shared());
         let mut lines =
             CycleSpans::new(poll.span().span_context(), &sink, &destination()).expect("valid poll");
         let end = SystemTime::now();
@@ -1260,7 +489,7 @@ mod tests {
         lines.end_evaluate_at(&skipped, "c\"1\n", Some(reasons[0]), end);
         lines.flush();
         let mut want = Vec::new();
-        let json = exporter.out.resource();
+        let json = exporter.shared().resource();
         let span = |id: SpanId| {
             let mut span = all
                 .iter()

@@ -51,6 +51,11 @@ impl Logs {
             .collect()
     }
 
+    /// The JSON lines so far that `keep` keeps (lines without a topic, e.g. the exporters').
+    pub fn matching(&self, keep: impl Fn(&Json) -> bool) -> Vec<Json> {
+        self.json().into_iter().filter(keep).collect()
+    }
+
     /// The raw JSON lines logged with `topic` so far.
     pub fn raw(&self, topic: &str) -> Vec<Json> {
         self.json()

@@ -6,7 +6,7 @@
 //! the `opentelemetry-proto` messages the SDK's OTLP exporter builds from the same spans. The
 //! parts that are the same for every span of the cycle (trace id, the evaluate spans' parent,
 //! names, kinds, the constant attributes, status and flags) are encoded once per cycle and
-//! copied per span, as [`super::Lines`] does for JSON; per span only the ids, the two times,
+//! copied per span, as the stdout exporter's `Lines` does for JSON; per span only the ids, the two times,
 //! the varying attribute values and the lengths in front of them are written.
 //!
 //! Fields are written as prost writes them: in tag order, fields at their default value left
@@ -14,8 +14,8 @@
 //! (`prost::encode_length_delimiter`). Invariant: `otlp_spans_are_prosts` decodes nothing and
 //! compares bytes: the request is byte-for-byte the SDK exporter's for the same `SpanData`.
 
-use super::{Destination, SpanLine};
-use crate::telemetry::otlp::Request;
+use super::request::Request;
+use crate::telemetry::spans::line::{Destination, EVALUATE, SpanLine};
 use opentelemetry::trace::{SpanContext, Status};
 use prost::bytes::BufMut as _;
 
@@ -118,7 +118,7 @@ fn time_field(buf: &mut Vec<u8>, key: u8, nanos: u64) {
 }
 
 /// A cycle's OTLP spans cut at what varies from span to span; see the module docs.
-pub(super) struct Proto {
+pub(crate) struct Proto {
     /// `trace_id` (1) and the key and length of `span_id` (2).
     head: Vec<u8>,
     /// The evaluate span's `parent_span_id` (the poll), `name` and `kind`.
@@ -141,7 +141,7 @@ const REASON: &str = "hyperfleet.decision_reason";
 const UUID_LEN: usize = uuid::fmt::Hyphenated::LENGTH;
 
 impl Proto {
-    pub(super) fn new(poll: &SpanContext, to: &Destination<'_>, publish_name: &str) -> Proto {
+    pub(crate) fn new(poll: &SpanContext, to: &Destination<'_>, publish_name: &str) -> Proto {
         let mut head = Vec::with_capacity(20);
         bytes_field(&mut head, FIELD_1, &poll.trace_id().to_bytes());
         head.extend_from_slice(&[FIELD_2, 8]);
@@ -154,7 +154,7 @@ impl Proto {
         };
         let mut evaluate_mid = PARENT.to_vec();
         evaluate_mid.extend_from_slice(&poll.span_id().to_bytes());
-        evaluate_mid.extend_from_slice(&mid(super::EVALUATE));
+        evaluate_mid.extend_from_slice(&mid(EVALUATE));
         let mut evaluate_type = Vec::new();
         string_kv(
             &mut evaluate_type,
@@ -204,7 +204,7 @@ impl Proto {
     }
 
     /// Appends the `sentinel.evaluate` span of resource `id`.
-    pub(super) fn evaluate(
+    pub(crate) fn evaluate(
         &self,
         buf: &mut Vec<u8>,
         span: &SpanLine<'_>,
@@ -234,7 +234,7 @@ impl Proto {
     }
 
     /// Appends the `<topic> publish` span of event `message_id` (a hyphenated UUID).
-    pub(super) fn publish(
+    pub(crate) fn publish(
         &self,
         buf: &mut Vec<u8>,
         span: &SpanLine<'_>,
@@ -375,7 +375,8 @@ const MAX_LENGTH_LEN: usize = 10;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::{TRACER_NAME, otlp::sdk_request};
+    use crate::telemetry::TRACER_NAME;
+    use crate::telemetry::otlp::queue::sdk_request;
     use opentelemetry::trace::{SpanId, TraceFlags, TraceId, TraceState};
     use opentelemetry::{InstrumentationScope, KeyValue};
     use opentelemetry_sdk::Resource;
@@ -447,7 +448,7 @@ mod tests {
                     if let Some(r) = reason {
                         attributes.push(KeyValue::new(REASON, r.clone()));
                     }
-                    line.span_data(Cow::Borrowed(super::super::EVALUATE), attributes, &scope)
+                    line.span_data(Cow::Borrowed(super::EVALUATE), attributes, &scope)
                 }
                 Case::Publish(message_id, is_failed) => {
                     line.parent = SpanId::from(0x0fff);
