@@ -37,6 +37,7 @@ pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder
 pub use fleet::{
     ACTOR, Collection, ConditionRow, Fleet, FleetError, Found, ListFilter, ListPage, Meta,
     Progress, PutOutcome, Stored, realistic_resource, sample_id, sample_resource,
+    varied_resource,
 };
 pub use served::{Listing, Served};
 
