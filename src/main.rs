@@ -32,6 +32,12 @@ enum Command {
     /// Run the whole system on this machine: a fake HyperFleet API over HTTP, simulated
     /// adapters, and the real sentinel loop, until the fleet converges; print a summary.
     Simulate(Box<cmd::simulate::SimulateArgs>),
+    /// What a change of rules will do: list the fleet once, decide every resource with the new
+    /// config's rules and the baseline's, and print each resource whose decision changes.
+    Diff(cmd::diff::DiffArgs),
+    /// Whether a set of sentinels covers the fleet exactly once: per config, the resources its
+    /// resource_selector covers, then those no config covers and those several cover.
+    Shards(cmd::shards::ShardsArgs),
     /// Print the merged configuration (file < env < flags, with defaults) as YAML.
     ConfigDump {
         #[command(flatten)]
@@ -53,13 +59,15 @@ fn main() -> ExitCode {
         Command::Ir(args) => cmd::ir::main(&args),
         Command::Bench(args) => cmd::bench::main(&args),
         Command::Simulate(args) => cmd::simulate::main(&args, &mut std::io::stdout()),
+        Command::Diff(args) => cmd::diff::main(&args, &mut std::io::stdout().lock()),
+        Command::Shards(args) => cmd::shards::main(&args, &mut std::io::stdout().lock()),
         Command::Version => print_out(&format!("{}\n", sentinel::daemon::version_text())),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             report(&e);
-            ExitCode::FAILURE
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -74,17 +82,26 @@ fn print_out(text: &str) -> Result<(), CmdError> {
     }
 }
 
+/// Reports a failed command on stderr as the Go binary does (`Error executing command
+/// 'sentinel <args as given>': <error>`, the line CrashLoopBackOff triage and log alerts see);
+/// a config whose rules do not compile first gets its rendered diagnostics.
 fn report(e: &CmdError) {
-    match e {
-        // Rendered diagnostics carry their own `error:` headers; end with a count.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = if args.is_empty() {
+        "(no command)".to_string()
+    } else {
+        args.join(" ")
+    };
+    let message = match e {
         CmdError::Compile(c) => {
             let n: usize = c.exprs.iter().map(|x| x.diagnostics.len()).sum();
             eprintln!("{}", c.to_string().trim_end());
-            eprintln!(
-                "error: the config's rules have {n} problem{}",
+            format!(
+                "the config's rules have {n} problem{}",
                 if n == 1 { "" } else { "s" }
-            );
+            )
         }
-        other => eprintln!("error: {}", other.to_string().trim_end()),
-    }
+        other => other.to_string().trim_end().to_string(),
+    };
+    eprintln!("Error executing command 'sentinel {command}': {message}");
 }

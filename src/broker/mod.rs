@@ -29,7 +29,7 @@ pub use pubsub::{
     EMULATOR_HOST_VAR, HEALTH_PROBE_TOPIC, PubSubOptions, PubSubPublisher, UUID_ATTRIBUTE,
     emulator_endpoint, topic_path,
 };
-pub use rabbit::{RabbitOptions, RabbitPublisher, check_frame_reader};
+pub use rabbit::{RabbitOptions, RabbitPublisher, TlsParams, check_frame_reader};
 
 /// A startup problem: the configuration cannot be found, read or accepted, or the broker cannot
 /// be reached. Fatal.
@@ -121,6 +121,13 @@ pub enum PublishError {
     /// No confirm within the bound; the connection is dropped and re-established.
     #[error("no publisher confirm within {0:?}")]
     ConfirmTimeout(Duration),
+    /// The broker blocks publishing on the connection (`connection.blocked`, a resource alarm):
+    /// nothing is written until it unblocks; the connection is kept. Logged once per alarm by
+    /// the publisher, not per event.
+    #[error(
+        "rabbitmq blocks publishing ({0}); the event is published by a cycle after it unblocks"
+    )]
+    Blocked(String),
     /// Writing to stdout failed.
     #[error("cannot write event to stdout: {0}")]
     Stdout(String),
@@ -147,6 +154,12 @@ impl PublishError {
     /// The `error_type` metric label for this error.
     pub fn error_type(&self) -> &'static str {
         "publish_error"
+    }
+
+    /// Whether the publisher has already logged the cause once (a resource alarm), so that the
+    /// caller counts the event but does not log it again.
+    pub fn logged_by_publisher(&self) -> bool {
+        matches!(self, PublishError::Blocked(_))
     }
 }
 
@@ -293,11 +306,13 @@ pub(crate) enum Link {
     Closed,
 }
 
-/// What readiness needs to know of an AMQP connection, kept current by the connection's reader.
+/// What readiness needs to know of an AMQP connection, kept current by the connection's driver.
 #[derive(Debug, Default)]
 pub(crate) struct ConnectionStatus {
     connected: AtomicBool,
     blocked: AtomicBool,
+    /// The broker's reason for `connection.blocked`, while blocked.
+    blocked_reason: Mutex<Option<String>>,
 }
 
 impl ConnectionStatus {
@@ -315,10 +330,31 @@ impl ConnectionStatus {
         self.connected.store(connected, Ordering::Release);
     }
 
-    pub(crate) fn set_blocked(&self, blocked: bool) {
+    /// The broker's reason for blocking the connection, while it does.
+    pub(crate) fn blocked_reason(&self) -> Option<String> {
+        if !self.blocked() {
+            return None;
+        }
+        let reason = self
+            .blocked_reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(reason.clone().unwrap_or_default())
+    }
+
+    /// `Some(reason)` on `connection.blocked`, `None` on `connection.unblocked`.
+    pub(crate) fn set_blocked(&self, reason: Option<String>) {
+        let blocked = reason.is_some();
+        *self
+            .blocked_reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = reason;
         self.blocked.store(blocked, Ordering::Release);
     }
 }
+
+/// What readiness says while the broker blocks the connection, before the broker's reason.
+pub const BLOCKED: &str = "RabbitMQ connection is blocked by the broker";
 
 /// A live view of a publisher's broker connection, shared with the health server. The default
 /// (stdout and in-process publishers) is always healthy.
@@ -342,8 +378,10 @@ impl Liveness {
             Link::Closed => "RabbitMQ connection is closed",
             Link::Down => "RabbitMQ connection is not established",
             Link::Up(status) if !status.connected() => "RabbitMQ connection is not established",
-            Link::Up(status) if status.blocked() => "RabbitMQ connection is blocked by the broker",
-            Link::Up(_) => return None,
+            Link::Up(status) => {
+                let reason = status.blocked_reason()?;
+                return Some(format!("{BLOCKED}: {reason}"));
+            }
         };
         Some(problem.to_string())
     }
@@ -415,11 +453,13 @@ mod tests {
         assert_eq!(liveness.problem(), not_established);
         status.set_connected(true);
         assert_eq!(liveness.problem(), None);
-        status.set_blocked(true);
+        status.set_blocked(Some("low on memory".to_owned()));
         assert_eq!(
             liveness.problem(),
-            Some("RabbitMQ connection is blocked by the broker".to_string())
+            Some("RabbitMQ connection is blocked by the broker: low on memory".to_string())
         );
+        status.set_blocked(None);
+        assert_eq!(liveness.problem(), None);
         *link.lock().unwrap() = Link::Closed;
         assert_eq!(
             liveness.problem(),

@@ -717,8 +717,8 @@ fn join_all<'a>(mut types: impl Iterator<Item = &'a Type>) -> Type {
 fn object_fields(ty: &Type) -> Vec<&'static str> {
     match ty {
         Type::Condition => crate::cel::host::CONDITION_FIELDS.to_vec(),
-        Type::ResourceStatus => vec!["conditions"],
-        Type::ObjectReference => vec!["id", "href", "kind"],
+        Type::ResourceStatus => crate::cel::host::STATUS_FIELDS.to_vec(),
+        Type::ObjectReference => crate::cel::host::OBJECT_REFERENCE_FIELDS.to_vec(),
         _ => Vec::new(),
     }
 }

@@ -65,41 +65,50 @@ fn boolean(_: &[Type]) -> Type {
     Type::Bool
 }
 
+/// Every builtin but the time accessors (named by [`TimePart`]'s own table), with its name as
+/// written in CEL: the one spelling the checker resolves and every printer prints.
+const BUILTINS: &[(&str, Builtin)] = {
+    use Builtin::*;
+    &[
+        ("condition", Condition),
+        ("size", Size),
+        ("contains", Contains),
+        ("startsWith", StartsWith),
+        ("endsWith", EndsWith),
+        ("matches", Matches),
+        ("int", ToInt),
+        ("uint", ToUint),
+        ("double", ToDouble),
+        ("string", ToString),
+        ("bool", ToBool),
+        ("bytes", ToBytes),
+        ("timestamp", ToTimestamp),
+        ("duration", ToDuration),
+        ("dyn", Dyn),
+        ("type", TypeOf),
+        ("charAt", CharAt),
+        ("indexOf", IndexOf),
+        ("lastIndexOf", LastIndexOf),
+        ("lowerAscii", LowerAscii),
+        ("upperAscii", UpperAscii),
+        ("replace", Replace),
+        ("split", Split),
+        ("substring", Substring),
+        ("trim", Trim),
+        ("join", Join),
+        ("strings.quote", Quote),
+        ("reverse", Reverse),
+        ("format", Format),
+    ]
+};
+
 /// The builtin a name denotes, before overloads are considered.
 fn builtin(name: &str) -> Option<Builtin> {
-    use Builtin::*;
-    Some(match name {
-        "condition" => Condition,
-        "size" => Size,
-        "contains" => Contains,
-        "startsWith" => StartsWith,
-        "endsWith" => EndsWith,
-        "matches" => Matches,
-        "int" => ToInt,
-        "uint" => ToUint,
-        "double" => ToDouble,
-        "string" => ToString,
-        "bool" => ToBool,
-        "bytes" => ToBytes,
-        "timestamp" => ToTimestamp,
-        "duration" => ToDuration,
-        "dyn" => Dyn,
-        "type" => TypeOf,
-        "charAt" => CharAt,
-        "indexOf" => IndexOf,
-        "lastIndexOf" => LastIndexOf,
-        "lowerAscii" => LowerAscii,
-        "upperAscii" => UpperAscii,
-        "replace" => Replace,
-        "split" => Split,
-        "substring" => Substring,
-        "trim" => Trim,
-        "join" => Join,
-        "strings.quote" => Quote,
-        "reverse" => Reverse,
-        "format" => Format,
-        _ => TimePart(time::TimePart::from_method(name)?),
-    })
+    BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+        .or_else(|| TimePart::from_method(name).map(Builtin::TimePart))
 }
 
 fn signatures(f: Builtin) -> Vec<Sig> {
@@ -196,53 +205,12 @@ pub fn resolve(name: &str, receiver: bool, args: &[Type]) -> Result<(Builtin, Ty
 
 /// The printable name of a builtin, as written in CEL.
 pub fn name(f: Builtin) -> &'static str {
-    use Builtin::*;
     match f {
-        Condition => "condition",
-        Size => "size",
-        Contains => "contains",
-        StartsWith => "startsWith",
-        EndsWith => "endsWith",
-        Matches => "matches",
-        ToInt => "int",
-        ToUint => "uint",
-        ToDouble => "double",
-        ToString => "string",
-        ToBool => "bool",
-        ToBytes => "bytes",
-        ToTimestamp => "timestamp",
-        ToDuration => "duration",
-        Dyn => "dyn",
-        TypeOf => "type",
-        TimePart(p) => time_part_name(p),
-        CharAt => "charAt",
-        IndexOf => "indexOf",
-        LastIndexOf => "lastIndexOf",
-        LowerAscii => "lowerAscii",
-        UpperAscii => "upperAscii",
-        Replace => "replace",
-        Split => "split",
-        Substring => "substring",
-        Trim => "trim",
-        Join => "join",
-        Quote => "strings.quote",
-        Reverse => "reverse",
-        Format => "format",
-    }
-}
-
-fn time_part_name(p: TimePart) -> &'static str {
-    match p {
-        TimePart::FullYear => "getFullYear",
-        TimePart::Month => "getMonth",
-        TimePart::Date => "getDate",
-        TimePart::DayOfMonth => "getDayOfMonth",
-        TimePart::DayOfWeek => "getDayOfWeek",
-        TimePart::DayOfYear => "getDayOfYear",
-        TimePart::Hours => "getHours",
-        TimePart::Minutes => "getMinutes",
-        TimePart::Seconds => "getSeconds",
-        TimePart::Milliseconds => "getMilliseconds",
+        Builtin::TimePart(p) => p.method_name(),
+        f => BUILTINS
+            .iter()
+            .find(|(_, b)| *b == f)
+            .map_or("", |(n, _)| n),
     }
 }
 
@@ -656,6 +624,22 @@ pub fn format_double(d: f64) -> String {
 mod tests {
     use super::*;
     use crate::cel::value::{ErrorKind, MAX_VALUE_BYTES};
+
+    #[test]
+    fn each_builtin_has_one_name_and_resolves_by_it() {
+        let parts = TimePart::ALL.iter().map(|(p, _)| Builtin::TimePart(*p));
+        let all: Vec<Builtin> = BUILTINS.iter().map(|(_, f)| *f).chain(parts).collect();
+        let mut names: Vec<&str> = all.iter().map(|f| name(*f)).collect();
+        for (f, n) in all.iter().zip(&names) {
+            assert!(!n.is_empty(), "{f:?} has no name");
+            assert_eq!(builtin(n), Some(*f), "{n}");
+            assert!(!signatures(*f).is_empty(), "{n} has no signature");
+        }
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "a name given twice");
+        assert_eq!(builtin("getYear"), None);
+    }
 
     #[test]
     fn results_from_oversized_input_are_held_to_the_limit_too() {

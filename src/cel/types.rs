@@ -118,8 +118,12 @@ impl Type {
                 // spec, references and anything else: whatever the JSON holds.
                 Some(FieldType::Dyn) | None => Type::Dyn,
             }),
-            Type::ResourceStatus => (name == "conditions").then(|| Type::list(Type::Condition)),
-            Type::ObjectReference => matches!(name, "id" | "href" | "kind").then_some(Type::String),
+            Type::ResourceStatus => crate::cel::host::STATUS_FIELDS
+                .contains(&name)
+                .then(|| Type::list(Type::Condition)),
+            Type::ObjectReference => crate::cel::host::OBJECT_REFERENCE_FIELDS
+                .contains(&name)
+                .then_some(Type::String),
             _ => None,
         }
     }

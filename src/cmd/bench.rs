@@ -154,8 +154,8 @@ fn load_fleet(args: &BenchArgs, now: Timestamp) -> Result<(Vec<Arc<Resource>>, S
         return Ok((fleet, format!("generated ({})", mix.join(", "))));
     };
     let mut fleet = Vec::new();
-    let mut push = |j| {
-        fleet.push(Arc::new(Resource::from_json(j)));
+    let mut push = |r| {
+        fleet.push(Arc::new(r));
         Ok(())
     };
     let origin = path.display().to_string();

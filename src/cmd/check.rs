@@ -170,6 +170,9 @@ pub fn run(flags: &ConfigFlags, out: &mut impl Write) -> Result<(Config, Rules),
     let (config, rules) = load(flags)?;
     let path = config::config_path(flags, &config::process_env);
     writeln!(out, "{}: ok", path.display())?;
+    for w in &config.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
     for w in rules.warnings() {
         write!(out, "{w}")?;
     }

@@ -6,10 +6,15 @@
 use super::CmdError;
 use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::time::Timestamp;
-use crate::resource::Resource;
+use crate::resource::{Resource, SharedText, TOO_LARGE_REASON};
 use crate::rules::decision::{Compiled, Engine, Scratch};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map as JsonMap, Value as Json};
-use std::io::{BufRead, Write};
+use std::cell::Cell;
+use std::io::{BufRead, Read, Write};
+use std::ops::Range;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Reads resources from `input` (named `origin` in errors), decides each with `program` at
@@ -24,11 +29,15 @@ pub fn run(
     let mut count = 0;
     let mut scratch = Scratch::default();
     let mut line = Vec::with_capacity(512);
-    for_each_resource(input, origin, |json| {
-        let resource = Arc::new(Resource::from_json(json));
-        let decision = program.explain(&resource, now, &mut scratch);
+    for_each_resource(input, origin, |resource| {
+        let resource = Arc::new(resource);
         line.clear();
-        let report = report(program.program(), &resource, &decision, &scratch.slots);
+        let report = if resource.too_large().is_some() {
+            too_large_report(&resource)
+        } else {
+            let decision = program.explain(&resource, now, &mut scratch);
+            report(program.program(), &resource, &decision, &scratch.slots)
+        };
         serde_json::to_writer(&mut line, &report).map_err(|e| CmdError::Write(e.into()))?;
         line.push(b'\n');
         out.write_all(&line)?;
@@ -39,31 +48,119 @@ pub fn run(
     Ok(count)
 }
 
+/// The largest JSON value (one resource, or one list page) `eval` and `bench` read, in bytes
+/// (64 MiB). A longer value is refused once this many of its bytes are read, before it is read
+/// whole: reading a value takes up to about three times its size (the buffer growing, then its
+/// text), so memory stays bounded whatever the input. A resource within it but over the
+/// daemon's own per-resource limit is decided as `serve` decides it: skipped, too large.
+pub const MAX_INPUT_VALUE_BYTES: usize = 64 << 20;
+
 /// Calls `f` with each resource of `input` (named `origin` in errors): one resource object, a
-/// list page `{"items": [...]}`, or JSON lines of either, read as a stream.
+/// list page `{"items": [...]}`, or JSON lines of either, read as a stream of JSON texts (no
+/// JSON tree), each decoded as the daemon decodes a page's items.
 pub fn for_each_resource(
-    input: impl BufRead,
+    input: impl Read,
     origin: &str,
-    mut f: impl FnMut(Json) -> Result<(), CmdError>,
+    mut f: impl FnMut(Resource) -> Result<(), CmdError>,
 ) -> Result<(), CmdError> {
-    let stream = serde_json::Deserializer::from_reader(input).into_iter::<Json>();
-    for (i, item) in stream.enumerate() {
-        let item = item.map_err(|e| CmdError::Input {
-            origin: format!("{origin}:{}:{}", e.line(), e.column()),
-            message: format!("invalid JSON in value {}: {}", i + 1, json_error_text(&e)),
+    let left = Rc::new(Cell::new(MAX_INPUT_VALUE_BYTES));
+    let reader = Bounded {
+        inner: input,
+        left: left.clone(),
+    };
+    let mut stream = serde_json::Deserializer::from_reader(reader).into_iter::<Box<RawValue>>();
+    for n in 1.. {
+        left.set(MAX_INPUT_VALUE_BYTES);
+        let Some(item) = stream.next() else {
+            break;
+        };
+        let raw = item.map_err(|e| {
+            let message = if left.get() == 0 && e.is_io() {
+                format!(
+                    "value {n} is longer than {MAX_INPUT_VALUE_BYTES} bytes, the most eval reads \
+                     as one resource or list page"
+                )
+            } else {
+                format!("invalid JSON in value {n}: {}", json_error_text(&e))
+            };
+            // An I/O error has no line (0): the origin alone.
+            let origin = match e.line() {
+                0 => origin.to_string(),
+                line => format!("{origin}:{line}:{}", e.column()),
+            };
+            CmdError::Input { origin, message }
         })?;
-        match item {
-            Json::Object(mut obj)
-                if !obj.contains_key("id") && obj.get("items").is_some_and(Json::is_array) =>
-            {
-                if let Some(Json::Array(items)) = obj.remove("items") {
-                    items.into_iter().try_for_each(&mut f)?;
-                }
-            }
-            other => f(other)?,
+        let text: SharedText = Arc::new(String::from(Box::<str>::from(raw)));
+        for range in resources_in(&text) {
+            f(Resource::from_page(&text, range))?;
         }
     }
     Ok(())
+}
+
+/// Where the resources of one JSON value lie in its text: the items of a list page (an object
+/// without `id` whose `items` is an array), else the value itself.
+fn resources_in(text: &str) -> Vec<Range<usize>> {
+    #[derive(Deserialize)]
+    struct Shape<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        items: Option<&'a RawValue>,
+    }
+    let whole = std::iter::once(0..text.len()).collect();
+    let Ok(Shape {
+        id: None,
+        items: Some(items),
+    }) = serde_json::from_str::<Shape<'_>>(text)
+    else {
+        return whole;
+    };
+    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(items.get()) else {
+        return whole;
+    };
+    // Each item is a slice of `text`: its range is where its bytes lie.
+    let base = text.as_ptr() as usize;
+    items
+        .iter()
+        .map(|item| {
+            let start = item.get().as_ptr() as usize - base;
+            start..start + item.get().len()
+        })
+        .collect()
+}
+
+/// A reader that fails once `left` bytes have been read, until the caller refills `left`.
+struct Bounded<R> {
+    inner: R,
+    left: Rc<Cell<usize>>,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.left.get();
+        if left == 0 {
+            return Err(std::io::Error::other("input value too long"));
+        }
+        let n = buf.len().min(left);
+        let read = self.inner.read(&mut buf[..n])?;
+        self.left.set(left - read);
+        Ok(read)
+    }
+}
+
+/// A resource over the daemon's per-resource limit, skipped as `serve` skips it, unevaluated.
+fn too_large_report(resource: &Resource) -> Json {
+    let id = match resource.id() {
+        Ok(id) => Json::String(id.as_str().to_string()),
+        Err(_) => Json::Null,
+    };
+    serde_json::json!({
+        "id": id,
+        "decision": "skip",
+        "reason": TOO_LARGE_REASON,
+        "params": {},
+    })
 }
 
 fn report(
@@ -108,7 +205,9 @@ pub struct EvalArgs {
     /// Which engine decides: the interpreter or native code (the output is the same).
     #[arg(long, default_value_t = Engine::Jit)]
     pub engine: Engine,
-    /// Resources as JSON: a file, or `-` / nothing for standard input.
+    /// Resources as JSON: a file, or `-` / nothing for standard input. One resource object, a
+    /// list page `{"items": [...]}`, or JSON lines of either; each value at most 64 MiB, and a
+    /// resource over 1 MiB is skipped as `serve` skips it.
     #[arg(value_name = "FILE|-")]
     pub input: Option<std::path::PathBuf>,
 }

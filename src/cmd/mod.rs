@@ -3,9 +3,12 @@
 
 pub mod bench;
 pub mod check;
+pub mod diff;
 pub mod eval;
+mod fleet;
 pub mod ir;
 pub mod serve;
+pub mod shards;
 pub mod simulate;
 
 use std::path::PathBuf;
@@ -47,6 +50,36 @@ pub enum CmdError {
     /// The engines decided differently (`sentinel bench`).
     #[error("engines disagree: {0}")]
     Disagree(String),
+    /// The API failed while a read-only tool listed the fleet: nothing it printed is a
+    /// complete report.
+    #[error("the listing failed after {listed} resources, so no report is complete: {error}")]
+    Api {
+        /// Resources listed before the failure.
+        listed: u64,
+        /// The failure.
+        error: crate::api::ApiError,
+    },
+    /// Ctrl-C stopped a listing.
+    #[error("interrupted after {listed} resources; no report is complete")]
+    Interrupted {
+        /// Resources listed before the interrupt.
+        listed: u64,
+    },
+    /// A tool ran and found what it exists to find (`sentinel shards`: a resource covered by
+    /// no config, or by several).
+    #[error("{0}")]
+    Findings(String),
+}
+
+impl CmdError {
+    /// The process's exit code: 2 when the API failed a listing, 130 after Ctrl-C, else 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CmdError::Api { .. } => 2,
+            CmdError::Interrupted { .. } => 130,
+            _ => 1,
+        }
+    }
 }
 
 /// A `--now RFC3339` option: the time it gives, or the current time without it.

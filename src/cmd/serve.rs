@@ -119,7 +119,10 @@ pub fn main(args: &ServeArgs) -> Result<(), CmdError> {
         log_start(&config);
         config.warnings.iter().for_each(|w| tracing::warn!("{w}"));
         if config.debug_config {
-            info!("Loaded configuration:\n{}", config::dump(&config));
+            info!(
+                "Debug config enabled - merged configuration:\n{}",
+                config::dump(&config)
+            );
         }
         let rules = Arc::new(Rules::compile(&config)?);
         rules.log_warnings();

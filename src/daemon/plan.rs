@@ -135,7 +135,7 @@ pub fn describe(b: &filter::Blocker) -> String {
 }
 
 fn names(blockers: &[filter::Blocker]) -> String {
-    let names: Vec<&str> = blockers.iter().map(|b| b.origin.as_str()).collect();
+    let names: Vec<String> = blockers.iter().map(|b| b.origin.to_string()).collect();
     names.join(", ")
 }
 

@@ -61,6 +61,8 @@ pub struct Daemon {
     health: Arc<HealthState>,
     /// The `Published event` line.
     published_log: logging::PublishedLog,
+    /// Cycles run so far: a fetch failure of the first is Go's `Initial trigger failed`.
+    cycles: u64,
 }
 
 /// What the loop does with one resource.
@@ -176,6 +178,7 @@ impl Daemon {
             query: super::plan::Query::new(plan),
             metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
             published_log: logging::PublishedLog::new(&topic, &config.resource_type),
+            cycles: 0,
             topic,
             poll_interval: config.poll_interval,
             rules,
@@ -283,6 +286,16 @@ impl Daemon {
         now: Timestamp,
         shutdown: &mut watch::Receiver<bool>,
     ) -> CycleReport {
+        let report = self.cycle_traced(now, shutdown).await;
+        self.cycles += 1;
+        report
+    }
+
+    async fn cycle_traced(
+        &mut self,
+        now: Timestamp,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> CycleReport {
         use opentelemetry::context::FutureExt as _;
         let tracing = self.api.config().tracing.clone();
         let resource_type = &self.resource_type;
@@ -326,6 +339,7 @@ impl Daemon {
     ) -> CycleReport {
         let started = Instant::now();
         let mut report = CycleReport::default();
+        debug!(subset = %self.resource_type, topic = %self.topic, "Starting trigger cycle");
         // Readiness reads the connection itself from now on; a connection lost since the last
         // cycle is re-established here, so readiness recovers even when nothing is published.
         self.health.watch_broker(self.publisher.liveness());
@@ -534,8 +548,11 @@ impl Daemon {
                 }
                 Err(e) => {
                     self.metrics.publish_failed();
-                    error!(error = %e, topic = %self.topic, subset = %self.resource_type,
-                        "Failed to publish event resource_id={id}");
+                    // A resource alarm is logged once by the publisher, not per event.
+                    if !e.logged_by_publisher() {
+                        error!(error = %e, topic = %self.topic, subset = %self.resource_type,
+                            "Failed to publish event resource_id={id}");
+                    }
                     report.failed += 1;
                 }
             }
@@ -544,7 +561,12 @@ impl Daemon {
 
     fn fetch_failed(&self, e: &ApiError) {
         self.metrics.api_error(e.metric_label());
-        error!(error = %e, subset = %self.resource_type, topic = %self.topic, "Trigger failed: failed to fetch resources");
+        // Go's `Start` words the first cycle's failure apart from the later ones'.
+        if self.cycles == 0 {
+            error!(error = %e, subset = %self.resource_type, topic = %self.topic, "Initial trigger failed: failed to fetch resources");
+        } else {
+            error!(error = %e, subset = %self.resource_type, topic = %self.topic, "Trigger failed: failed to fetch resources");
+        }
     }
 
     fn finish(&self, report: &CycleReport, pending: usize, started: Instant) {

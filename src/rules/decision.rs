@@ -18,6 +18,7 @@ use crate::cel::types::Type;
 use crate::cel::value::{EvalError, EvalResult, Value};
 use crate::cel::{Env, parser};
 use crate::resource::Resource;
+use crate::rules::origin::Origin;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
@@ -73,7 +74,7 @@ impl DecisionSource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExprDiagnostics {
     /// Where the expression is in the config (`message_decision.params[3] "is_new_resource"`).
-    pub origin: String,
+    pub origin: Origin,
     /// The expression's source text.
     pub source: String,
     /// What is wrong with it.
@@ -82,7 +83,11 @@ pub struct ExprDiagnostics {
 
 impl fmt::Display for ExprDiagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&diag::render(&self.diagnostics, &self.origin, &self.source))
+        f.write_str(&diag::render(
+            &self.diagnostics,
+            &self.origin.to_string(),
+            &self.source,
+        ))
     }
 }
 
@@ -110,7 +115,7 @@ impl fmt::Display for CompileError {
 pub fn compile_expr(
     source: &str,
     env: &Env,
-    origin: String,
+    origin: Origin,
     warnings: &mut Vec<ExprDiagnostics>,
 ) -> Result<TExpr, ExprDiagnostics> {
     let located = |diagnostics| ExprDiagnostics {
@@ -151,15 +156,14 @@ fn unchecked_statuses(
         params
             .iter()
             .enumerate()
-            .map(|(i, p)| {
-                let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
+            .map(|(index, p)| {
+                let origin = Origin::Param {
+                    index,
+                    name: p.name.clone(),
+                };
                 (origin, p.source.as_str(), &p.expr)
             })
-            .chain(std::iter::once((
-                "message_decision.result".to_string(),
-                result_source,
-                result,
-            )))
+            .chain(std::iter::once((Origin::Result, result_source, result)))
     };
     let mut observed = std::collections::HashSet::new();
     for (_, _, e) in exprs() {
@@ -204,16 +208,7 @@ fn unchecked_statuses(
             }),
         }
     }
-    warnings.sort_by_key(|w| config_order(&w.origin));
-}
-
-/// Orders origins as the config does: params by index, then the result.
-fn config_order(origin: &str) -> usize {
-    origin
-        .strip_prefix("message_decision.params[")
-        .and_then(|rest| rest.split(']').next())
-        .and_then(|i| i.parse().ok())
-        .unwrap_or(usize::MAX)
+    warnings.sort_by(|a, b| a.origin.cmp(&b.origin));
 }
 
 /// Calls `f(name, field, span)` for every `condition("name").field` in `e`.
@@ -364,18 +359,20 @@ impl Program {
         let mut seen = std::collections::HashSet::with_capacity(src.params.len());
         for (i, p) in src.params.iter().enumerate() {
             env.later_params.pop();
+            let origin = Origin::Param {
+                index: i,
+                name: Arc::from(p.name.as_str()),
+            };
             if let Some(problem) = name_problem(&seen, &p.name) {
-                let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
                 let d = Diagnostic::new(problem, Default::default());
                 errors.push(ExprDiagnostics {
-                    origin,
+                    origin: origin.clone(),
                     source: p.expr.clone(),
                     diagnostics: vec![d],
                 });
             }
             seen.insert(p.name.as_str());
             env.current = Some(p.name.clone());
-            let origin = format!("message_decision.params[{i}] \"{}\"", p.name);
             let ty = match compile_expr(&p.expr, &env, origin, &mut warnings) {
                 Ok(expr) => {
                     let ty = expr.ty.clone();
@@ -399,19 +396,14 @@ impl Program {
             });
         }
         env.current = None;
-        let result = match compile_expr(
-            &src.result,
-            &env,
-            "message_decision.result".into(),
-            &mut warnings,
-        ) {
+        let result = match compile_expr(&src.result, &env, Origin::Result, &mut warnings) {
             Ok(expr) if !expr.ty.assignable_to(&Type::Bool) => {
                 let d = Diagnostic::new(
                     format!("result must be bool, but its type is {}", expr.ty),
                     expr.span,
                 );
                 errors.push(ExprDiagnostics {
-                    origin: "message_decision.result".into(),
+                    origin: Origin::Result,
                     source: src.result.clone(),
                     diagnostics: vec![d],
                 });

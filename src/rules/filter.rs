@@ -22,6 +22,7 @@
 //! a condition is present in the resource's `status.conditions` exactly when the API has its row.
 
 use super::decision::Program;
+use super::origin::Origin;
 use crate::cel::ast::BinaryOp;
 use crate::cel::host::Resource;
 use crate::cel::host::{ConditionField, ResourceField, condition_field, resource_field};
@@ -43,10 +44,9 @@ const STATUSES: [&str; 3] = ["True", "False", "Unknown"];
 #[derive(Clone, Debug, PartialEq)]
 pub struct Blocker {
     /// Where it is: `message_decision.params[4] "generation_mismatch"` or
-    /// `message_decision.result`.
-    pub origin: String,
-    /// The param's name, when it is in a param.
-    pub param: Option<String>,
+    /// `message_decision.result` (its param's name, when it is in a param:
+    /// [`Origin::param`]).
+    pub origin: Origin,
     /// The source text of the part.
     pub source: String,
     /// Why the search cannot express it.
@@ -394,24 +394,19 @@ struct Deriver<'a> {
 
 impl Deriver<'_> {
     fn block(&mut self, e: &TExpr, reason: String) -> Sets {
-        let (origin, param, source) = match self.origin {
-            Some(i) => {
-                let p = &self.program.params[i];
-                (
-                    format!("message_decision.params[{i}] \"{}\"", p.name),
-                    Some(p.name.to_string()),
-                    span_text(&p.source, e.span),
-                )
+        let (origin, source) = match self.origin {
+            Some(index) => {
+                let p = &self.program.params[index];
+                let name = p.name.clone();
+                (Origin::Param { index, name }, span_text(&p.source, e.span))
             }
             None => (
-                "message_decision.result".to_string(),
-                None,
+                Origin::Result,
                 span_text(&self.program.result_source, e.span),
             ),
         };
         let blocker = Blocker {
             origin,
-            param,
             source,
             reason,
         };

@@ -5,6 +5,7 @@
 //! errors or yields null is omitted (and reported to the caller for a warning), and an object
 //! whose leaves are all omitted is omitted too.
 
+use super::origin::Origin;
 use crate::cel::host::{FieldType, ResourceField, resource_field};
 use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::typed::{TExpr, TExprKind, Var};
@@ -76,8 +77,9 @@ enum Node {
 enum Direct {
     /// `resource.<f>` of a text or time field.
     Text(ResourceField),
-    /// `resource.generation`.
-    Generation,
+    /// `resource.<f>` of an integer field (each reads its own slot: a second integer field is
+    /// never written from another's).
+    Int(ResourceField),
     /// `reason`.
     Reason,
 }
@@ -92,7 +94,7 @@ impl Direct {
                 let def = resource_field(&field.name)?;
                 match def.ty {
                     FieldType::Str | FieldType::Time => Some(Direct::Text(def.field)),
-                    FieldType::Int => Some(Direct::Generation),
+                    FieldType::Int => Some(Direct::Int(def.field)),
                     _ => None,
                 }
             }
@@ -108,9 +110,9 @@ impl Direct {
                 Some(Ok(text)) => encode::write_str(out, text.as_str()),
                 _ => return false,
             },
-            (Direct::Generation, Some(r), _) => match r.generation() {
-                Ok(g) => encode::write_i64(out, *g),
-                Err(_) => return false,
+            (Direct::Int(f), Some(r), _) => match r.int(f) {
+                Some(Ok(i)) => encode::write_i64(out, *i),
+                _ => return false,
             },
             _ => return false,
         }
@@ -253,18 +255,20 @@ fn compile_node(
     warnings: &mut Vec<ExprDiagnostics>,
 ) -> Option<Node> {
     match data {
-        MessageData::Leaf(source) => match compile_expr(source, env, path.to_string(), warnings) {
-            Ok(expr) => Some(Node::Leaf {
-                path: path.to_string(),
-                source: source.clone(),
-                direct: Direct::of(&expr),
-                expr,
-            }),
-            Err(e) => {
-                errors.push(e);
-                None
+        MessageData::Leaf(source) => {
+            match compile_expr(source, env, Origin::MessageData(path.to_string()), warnings) {
+                Ok(expr) => Some(Node::Leaf {
+                    path: path.to_string(),
+                    source: source.clone(),
+                    direct: Direct::of(&expr),
+                    expr,
+                }),
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
             }
-        },
+        }
         MessageData::Object(fields) => Some(Node::Object(compile_fields(
             fields, path, env, errors, warnings,
         ))),
@@ -464,5 +468,31 @@ mod tests {
             );
             assert_eq!(a, b);
         }
+    }
+
+    #[test]
+    fn each_direct_leaf_reads_its_own_field() {
+        use crate::cel::host::RESOURCE_SCHEMA;
+        let mut direct = 0;
+        for def in RESOURCE_SCHEMA.iter() {
+            let leaf = MessageData::Leaf(format!("resource.{}", def.name));
+            let data = MessageData::Object(vec![("x".to_string(), leaf)]);
+            let program = MessageDataProgram::compile(&data).expect("compiles");
+            let Some((_, Node::Leaf { direct: leaf, .. })) = program.fields.first() else {
+                panic!("one leaf");
+            };
+            let read = match leaf {
+                Some(Direct::Text(f) | Direct::Int(f)) => *f,
+                Some(Direct::Reason) => panic!("resource.{} read as reason", def.name),
+                None => continue,
+            };
+            assert_eq!(
+                read, def.field,
+                "resource.{} is written from another field",
+                def.name
+            );
+            direct += 1;
+        }
+        assert!(direct >= 7, "only {direct} direct leaves");
     }
 }

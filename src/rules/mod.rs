@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub mod decision;
 pub mod filter;
 pub mod message_data;
+pub mod origin;
 
 /// The compiled rules of one config.
 #[derive(Debug)]

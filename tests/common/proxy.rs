@@ -21,6 +21,7 @@ pub struct Proxy {
     /// Chunks (other than heartbeats) held back while frozen, either way.
     held: Arc<AtomicUsize>,
     links: Arc<Mutex<Vec<Link>>>,
+    accepted: Arc<AtomicUsize>,
 }
 
 /// One proxied connection: its task, and where to send frames to inject towards the client.
@@ -143,18 +144,21 @@ impl Proxy {
             frozen: Arc::new(AtomicBool::new(false)),
             held: Arc::new(AtomicUsize::new(0)),
             links: Arc::new(Mutex::new(Vec::new())),
+            accepted: Arc::new(AtomicUsize::new(0)),
         };
-        let (refusing, frozen, held, links) = (
+        let (refusing, frozen, held, links, accepted) = (
             proxy.refusing.clone(),
             proxy.frozen.clone(),
             proxy.held.clone(),
             proxy.links.clone(),
+            proxy.accepted.clone(),
         );
         tokio::spawn(async move {
             while let Ok((inbound, _)) = listener.accept().await {
                 if refusing.load(Ordering::SeqCst) {
                     continue; // dropping the socket closes it: the broker is "down"
                 }
+                accepted.fetch_add(1, Ordering::SeqCst);
                 let (frozen, held) = (frozen.clone(), held.clone());
                 let (inject, injected) = mpsc::unbounded_channel();
                 let task = tokio::spawn(async move {
@@ -176,6 +180,11 @@ impl Proxy {
 
     pub fn url(&self) -> String {
         format!("amqp://guest:guest@{}/", self.addr)
+    }
+
+    /// Connections forwarded so far.
+    pub fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 
     /// Drops every proxied connection and refuses new ones.

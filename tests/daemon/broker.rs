@@ -82,7 +82,7 @@ fn watermill_properties(id: Uuid) -> BasicProperties {
 // ---------------------------------------------------------------------------------------------
 // Wire format and exchange semantics.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn wire_format_is_what_watermill_consumes() {
     let mut rig = rig().await;
     let topic = rig.exchange("wire");
@@ -124,7 +124,7 @@ async fn wire_format_is_what_watermill_consumes() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn routing_follows_exchange_type_and_routing_key() {
     let mut rig = rig().await;
     let headers_match_all = || {
@@ -197,7 +197,7 @@ async fn routing_follows_exchange_type_and_routing_key() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn static_exchange_overrides_topic() {
     let mut rig = rig().await;
     let topic = rig.exchange("unused-topic");
@@ -233,7 +233,7 @@ async fn static_exchange_overrides_topic() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn batches_keep_order_with_and_without_confirms() {
     let mut rig = rig().await;
     for confirm in [true, false] {
@@ -265,7 +265,7 @@ async fn batches_keep_order_with_and_without_confirms() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn conflicting_exchange_type_is_a_publish_error() {
     let mut rig = rig().await;
     let topic = rig.exchange("conflict");
@@ -303,7 +303,7 @@ async fn conflicting_exchange_type_is_a_publish_error() {
 /// A closed channel's number is not used again on its connection, so refused declares use up
 /// the connection's `channel_max`; the publisher then starts a new connection instead of
 /// failing for good, and publishes once the conflict is gone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_connection_out_of_channel_numbers_is_replaced() {
     let mut rig = rig().await;
     let topic = rig.exchange("channels");
@@ -362,7 +362,7 @@ async fn wait_disconnected(publisher: &RabbitPublisher) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn reconnects_after_the_connection_drops() {
     for confirm in [true, false] {
         let mut rig = rig().await;
@@ -420,7 +420,7 @@ async fn reconnects_after_the_connection_drops() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn backoff_makes_publishes_fail_fast_while_down() {
     let mut rig = rig().await;
     let proxy = Proxy::start().await;
@@ -458,7 +458,7 @@ async fn backoff_makes_publishes_fail_fast_while_down() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_silent_connection_times_out_and_is_replaced() {
     let mut rig = rig().await;
     let proxy = Proxy::start().await;
@@ -466,20 +466,19 @@ async fn a_silent_connection_times_out_and_is_replaced() {
     rig.declare(&topic, ExchangeKind::Fanout).await;
     let queue = rig.bind(&topic, "", FieldTable::default()).await;
     let cfg = rabbit_cfg(&proxy.url(), ExchangeType::Fanout, true);
-    let opts = RabbitOptions {
-        publish_timeout: Duration::from_millis(300),
-        ..quick()
-    };
-    let mut publisher = RabbitPublisher::connect(&cfg, &topic, opts)
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
         .await
         .expect("connect via proxy");
     all_ok(&publisher.publish_batch(&[event(1)]).await);
     rig.next(&queue).await;
 
     // The broker never hears the publishes, so no confirm comes back: the batch gives up at
-    // the bound instead of waiting forever, and the connection is abandoned.
+    // the bound instead of waiting forever, and the connection is abandoned. The short bound is
+    // the faulty step's alone.
     proxy.freeze(true);
+    publisher.set_publish_timeout(Duration::from_millis(300));
     let stalled = publisher.publish_batch(&[event(2), event(3)]).await;
+    publisher.set_publish_timeout(RabbitOptions::default().publish_timeout);
     for r in &stalled {
         assert!(
             matches!(
@@ -514,7 +513,7 @@ async fn a_silent_connection_times_out_and_is_replaced() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn recovers_when_the_broker_closes_the_channel() {
     let mut rig = rig().await;
     let topic = rig.exchange("channel-close");
@@ -551,7 +550,7 @@ async fn recovers_when_the_broker_closes_the_channel() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn startup_connection_errors_are_fatal_and_masked() {
     let rig = rig().await;
     // Nothing listens on port 1; wrong credentials are refused by the real broker.
@@ -590,7 +589,7 @@ async fn startup_connection_errors_are_fatal_and_masked() {
     rig.cleanup().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn connect_dispatches_on_broker_type() {
     let mut rig = rig().await;
     let topic = rig.exchange("dispatch");
@@ -1056,7 +1055,7 @@ fn load_finds_the_file_or_explains_why_not() {
 // ---------------------------------------------------------------------------------------------
 // Operator parity (issue 10): a short heartbeat, so a black-holed broker is noticed.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
     let topic = unique("heartbeat");
     let cfg = rabbit_cfg(RABBIT_URL, ExchangeType::Fanout, true);
@@ -1080,7 +1079,7 @@ async fn the_heartbeat_is_go_amqp091_s_unless_the_url_sets_one() {
 
 /// An idle publisher keeps its connection: it sends heartbeats when it has nothing else to
 /// write, so the broker (which drops a client silent for two intervals) keeps it open.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn an_idle_connection_is_kept_open_by_heartbeats() {
     let mut rig = rig().await;
     let topic = rig.exchange("idle");
@@ -1149,7 +1148,7 @@ async fn wait_problem(liveness: &broker::Liveness, want: Option<&str>) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn readiness_follows_connection_blocked_and_unblocked() {
     let mut rig = rig().await;
     let proxy = Proxy::start().await;
@@ -1169,7 +1168,7 @@ async fn readiness_follows_connection_blocked_and_unblocked() {
     proxy.inject_blocked("low on memory");
     wait_problem(
         &liveness,
-        Some("RabbitMQ connection is blocked by the broker"),
+        Some("RabbitMQ connection is blocked by the broker: low on memory"),
     )
     .await;
     assert!(publisher.is_connected(), "blocked is not disconnected");
@@ -1233,7 +1232,7 @@ fn keyed(events: &[Event]) -> Vec<Keyed> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_page_is_the_rabbitmq_body_with_the_watermill_attribute() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("page");
@@ -1279,7 +1278,7 @@ async fn pubsub_page_is_the_rabbitmq_body_with_the_watermill_attribute() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("missing");
@@ -1326,7 +1325,7 @@ async fn pubsub_missing_topic_fails_every_publish_until_it_exists() {
     publisher.close().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_missing_topic_is_created_when_configured() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("create");
@@ -1350,7 +1349,7 @@ async fn pubsub_missing_topic_is_created_when_configured() {
     publisher.close().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_ordering_key_is_the_resource_id_when_enabled() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("ordered");
@@ -1390,7 +1389,7 @@ async fn pubsub_ordering_key_is_the_resource_id_when_enabled() {
     publisher.close().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn pubsub_readiness_probe_needs_an_answer_not_the_probe_topic() {
     let emulator = pubsub::shared();
     let topic = pubsub::unique("probe");
@@ -1452,4 +1451,284 @@ fn pubsub_example_broker_yaml_parses() {
     assert_eq!(cfg.googlepubsub.project_id, "my-gcp-project");
     assert!(!cfg.googlepubsub.create_topic_if_missing);
     assert!(!cfg.googlepubsub.enable_message_ordering);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop's thread blocked: the broker connection lives on (issue 34, item 1).
+
+/// `sentinel serve` whose stdout (its log lines) nobody reads: the loop's thread blocks in a
+/// write to the full pipe for longer than RabbitMQ's heartbeat timeout (`?heartbeat=2`: the
+/// broker drops a client silent for two intervals). The connection's I/O runs on its own thread,
+/// so heartbeats go on; once the pipe is read again the next cycle publishes on the same
+/// connection: no reconnect, no failed publish.
+#[tokio::test]
+async fn a_stalled_loop_thread_keeps_the_broker_connection() {
+    use crate::harness::fake_api::fake_api;
+    use crate::harness::serve::{TempDir, free_port, sentinel_cmd};
+    use crate::harness::{eventually, new_clusters, read_data};
+    use std::io::Read;
+
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("stalled-loop").await;
+    let proxy = Proxy::start().await;
+    let api = fake_api(new_clusters(100)).await;
+    let dir = TempDir::new();
+    let config = dir.write(
+        "config.yaml",
+        &read_data("serve.yaml")
+            .replace("{topic}", &topic)
+            .replace("page_size: 1", "page_size: 100"),
+    );
+    let url = format!("{}?heartbeat=2", proxy.url());
+    let broker = dir.write(
+        "broker.yaml",
+        &read_data("broker.yaml").replace("{url}", &url),
+    );
+    let config_flag = format!("--config={}", config.display());
+    let health_flag = format!("--health-server-bindaddress=127.0.0.1:{}", free_port());
+    let metrics_flag = format!("--metrics-server-bindaddress=127.0.0.1:{}", free_port());
+    let broker_file = broker.display().to_string();
+    let env = [
+        ("BROKER_CONFIG_FILE", broker_file.as_str()),
+        ("HYPERFLEET_API_BASE_URL", api.base_url.as_str()),
+        ("HYPERFLEET_TRACING_ENABLED", "false"),
+    ];
+    let mut cmd = sentinel_cmd(&["serve", &config_flag, &health_flag, &metrics_flag], &env);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    /// Killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Killed(cmd.spawn().expect("spawn sentinel serve"));
+    let mut stdout = child.0.stdout.take().expect("stdout");
+    let pid = child.0.id();
+    #[cfg(target_arch = "x86_64")]
+    const WRITE_TO_STDOUT: &str = "1 0x1 ";
+    #[cfg(target_arch = "aarch64")]
+    const WRITE_TO_STDOUT: &str = "64 0x1 ";
+    let syscall = format!("/proc/{pid}/task/{pid}/syscall");
+    let blocked =
+        || std::fs::read_to_string(&syscall).is_ok_and(|s| s.starts_with(WRITE_TO_STDOUT));
+    eventually("the loop's thread blocked writing to stdout", async || {
+        blocked().then_some(())
+    })
+    .await;
+    // Five heartbeat intervals with the loop's thread blocked: without heartbeats RabbitMQ
+    // closes the connection after two.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(blocked(), "the loop stayed blocked through the stall");
+    let before = rig.drain(&queue).await.len();
+    assert!(before >= 100, "the cycles before the stall published");
+
+    // Read the pipe from now on: the loop goes on, and its next cycles publish.
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let sink = output.clone();
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 64 * 1024];
+        while let Ok(n) = stdout.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().expect("output").extend_from_slice(&chunk[..n]);
+        }
+    });
+    let mut after = 0;
+    eventually("a full cycle published after the stall", async || {
+        after += rig.drain(&queue).await.len();
+        (after >= 200).then_some(())
+    })
+    .await;
+    assert_eq!(proxy.connections(), 1, "the same connection throughout");
+    let text = String::from_utf8_lossy(&output.lock().expect("output")).into_owned();
+    for sign in [
+        "dropping rabbitmq connection",
+        "reconnected to rabbitmq",
+        "Failed to publish event",
+        "missed heartbeats",
+    ] {
+        assert!(!text.contains(sign), "{sign}: {text}");
+    }
+    drop(child);
+    rig.cleanup().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// amqps with the URL's TLS parameters, through a TLS terminator in front of the shared broker.
+
+fn amqps_url(
+    port: u16,
+    host: &str,
+    params: &[(&str, &std::path::Path)],
+    sni: Option<&str>,
+) -> String {
+    let mut query: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.display()))
+        .collect();
+    if let Some(name) = sni {
+        query.push(format!("server_name_indication={name}"));
+    }
+    format!("amqps://guest:guest@{host}:{port}/?{}", query.join("&"))
+}
+
+/// The right CA and a client certificate: the terminator (which requires one) lets the
+/// publisher through, and `server_name_indication` is the name sent and verified (the server's
+/// certificate names `rabbit.internal` only; the URL's host is an IP address).
+#[tokio::test]
+async fn amqps_uses_the_url_s_ca_client_certificate_and_server_name() {
+    use crate::common::tls::{pki, terminator};
+    let pki = pki(&["rabbit.internal"]);
+    let tls = terminator(&pki, "127.0.0.1:5672", true).await;
+    let mut rig = rig().await;
+    let (topic, queue) = rig.exchange_and_queue("amqps").await;
+    let files = [
+        ("cacertfile", pki.ca.as_path()),
+        ("certfile", pki.client_cert.as_path()),
+        ("keyfile", pki.client_key.as_path()),
+    ];
+    let url = amqps_url(
+        tls.addr.port(),
+        "127.0.0.1",
+        &files,
+        Some("rabbit.internal"),
+    );
+    let cfg = rabbit_cfg(&url, ExchangeType::Fanout, true);
+    let mut publisher = RabbitPublisher::connect(&cfg, &topic, quick())
+        .await
+        .expect("connects through TLS");
+    let ev = event(1);
+    all_ok(&publisher.publish_batch(std::slice::from_ref(&ev)).await);
+    assert_eq!(rig.next(&queue).await.data, ev.to_bytes());
+    assert_eq!(
+        tls.names.lock().expect("names").as_slice(),
+        [Some("rabbit.internal".to_owned())]
+    );
+    publisher.close().await.expect("close");
+
+    // Without the server name the certificate does not match the address: a clear error.
+    let url = amqps_url(tls.addr.port(), "127.0.0.1", &files, None);
+    let err = RabbitPublisher::connect(
+        &rabbit_cfg(&url, ExchangeType::Fanout, true),
+        &topic,
+        quick(),
+    )
+    .await
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(err.contains("TLS handshake with 127.0.0.1"), "{err}");
+    assert!(err.contains("invalid peer certificate"), "{err}");
+    rig.cleanup().await;
+}
+
+/// A CA that did not sign the server's certificate fails the connection with the handshake's
+/// reason (not a timeout); so does a missing client certificate where the server wants one.
+#[tokio::test]
+async fn amqps_with_the_wrong_ca_or_no_client_certificate_fails_the_handshake() {
+    use crate::common::tls::{pki, terminator};
+    let pki = pki(&["localhost"]);
+    let tls = terminator(&pki, "127.0.0.1:5672", true).await;
+    let port = tls.addr.port();
+    let connect = async |url: String| {
+        RabbitPublisher::connect(
+            &rabbit_cfg(&url, ExchangeType::Fanout, true),
+            "amqps",
+            quick(),
+        )
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+    };
+    let wrong_ca = connect(amqps_url(
+        port,
+        "localhost",
+        &[("cacertfile", &pki.other_ca)],
+        None,
+    ))
+    .await;
+    assert!(
+        wrong_ca.contains("TLS handshake with localhost"),
+        "{wrong_ca}"
+    );
+    assert!(wrong_ca.contains("UnknownIssuer"), "{wrong_ca}");
+    assert!(!wrong_ca.contains("timed out"), "{wrong_ca}");
+    let no_client = connect(amqps_url(
+        port,
+        "localhost",
+        &[("cacertfile", &pki.ca)],
+        None,
+    ))
+    .await;
+    assert!(
+        !no_client.is_empty() && !no_client.contains("timed out"),
+        "{no_client}"
+    );
+}
+
+/// A missing or invalid TLS file is a start-up error naming the parameter and the file, never
+/// printing what the file holds.
+#[tokio::test]
+async fn amqps_file_errors_name_the_file_without_its_contents() {
+    let pki = crate::common::tls::pki(&["localhost"]);
+    let missing = pki.dir.join("missing.pem");
+    let garbage = pki.dir.join("garbage.pem");
+    std::fs::write(
+        &garbage,
+        "-----BEGIN PRIVATE KEY-----\nU0VDUkVUU0VDUkVU\n-----END PRIVATE KEY-----\n",
+    )
+    .expect("write");
+    let key = std::fs::read_to_string(&pki.client_key).expect("key");
+    let key_line = key.lines().nth(1).unwrap_or_default().to_owned();
+    for (params, names) in [
+        (
+            vec![("cacertfile", missing.as_path())],
+            ("cacertfile", "missing.pem"),
+        ),
+        (
+            vec![("cacertfile", pki.client_key.as_path())],
+            ("cacertfile", "client-key.pem"),
+        ),
+        (
+            vec![
+                ("cacertfile", pki.ca.as_path()),
+                ("certfile", pki.client_cert.as_path()),
+                ("keyfile", garbage.as_path()),
+            ],
+            ("keyfile", "garbage.pem"),
+        ),
+        (
+            vec![
+                ("cacertfile", pki.ca.as_path()),
+                ("certfile", pki.client_key.as_path()),
+                ("keyfile", pki.client_key.as_path()),
+            ],
+            ("certfile", "client-key.pem"),
+        ),
+    ] {
+        // Nothing listens on port 1: the files are read before any connection.
+        let url = amqps_url(1, "localhost", &params, None);
+        let err = RabbitPublisher::connect(
+            &rabbit_cfg(&url, ExchangeType::Fanout, true),
+            "amqps",
+            quick(),
+        )
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            err.contains(names.0) && err.contains(names.1),
+            "{params:?}: {err}"
+        );
+        assert!(
+            !err.contains("U0VDUkVU") && !err.contains(&key_line),
+            "{err}"
+        );
+    }
 }

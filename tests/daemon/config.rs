@@ -905,6 +905,43 @@ fn an_empty_label_selector_is_dropped_with_a_warning() {
     assert!(load_yaml(MINIMAL).expect("loads").warnings.is_empty());
 }
 
+/// Go's loader refuses a file with a key it does not know (viper's `UnmarshalExact`), so a file
+/// using one of this sentinel's own keys cannot be rolled back to the Go image: each such key
+/// loads with a warning naming its env form, which Go ignores. Set by env, nothing is said.
+#[test]
+fn a_key_the_go_sentinel_refuses_loads_with_a_rollback_warning() {
+    let yaml = format!(
+        "{MINIMAL}server_filters: auto\nfull_sweep_interval: 5m\nserver_projection: true\n"
+    );
+    let config = load_yaml(&yaml).expect("loads");
+    let expected: Vec<String> = [
+        ("server_filters", "HYPERFLEET_SERVER_FILTERS"),
+        ("full_sweep_interval", "HYPERFLEET_FULL_SWEEP_INTERVAL"),
+        ("server_projection", "HYPERFLEET_SERVER_PROJECTION"),
+    ]
+    .iter()
+    .map(|(key, env)| {
+        format!(
+            "config.yaml: {key}: the Go sentinel refuses this key in a file (its loader rejects \
+             unknown keys), so rolling back to the Go image would fail with this file; set {env} \
+             instead, which Go ignores"
+        )
+    })
+    .collect();
+    assert_eq!(config.warnings, expected);
+    // Null is absent for Go's loader too (mapstructure drops nil values): nothing to say.
+    let config = load_yaml(&format!("{MINIMAL}server_filters:\n")).expect("loads");
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    let env = env_of(&[
+        ("HYPERFLEET_SERVER_FILTERS", "auto"),
+        ("HYPERFLEET_FULL_SWEEP_INTERVAL", "5m"),
+    ]);
+    let config = load_str(MINIMAL, "config.yaml", &ConfigFlags::default(), &env).expect("loads");
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    // Every key Go knows loads without one.
+    assert!(load_yaml(MINIMAL).expect("loads").warnings.is_empty());
+}
+
 /// Go accepts `page_size` up to 500; the API serves at most 100 (`max=100`), so a larger one
 /// loads with a warning naming that limit (and where the value came from).
 #[test]

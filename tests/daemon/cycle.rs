@@ -222,6 +222,42 @@ async fn a_fetch_failure_abandons_the_cycle() {
     rig.cleanup().await;
 }
 
+/// Go's `Start` logs the first cycle's failure as `Initial trigger failed: …` and the later
+/// ones' as `Trigger failed: …`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_failed_cycle_is_the_initial_trigger() {
+    let InProcess {
+        rig,
+        topic,
+        queue: _,
+        api,
+        mut daemon,
+    } = in_process("initial-trigger", new_clusters(2), Setup::default()).await;
+    let logs = logs();
+    let (_keep, mut shutdown) = no_shutdown();
+    api.api
+        .inject(FaultRule::new(Fault::Status(500)).on_page(1).always());
+    for _ in 0..2 {
+        let report = daemon.cycle(now(), &mut shutdown).await;
+        assert!(!report.completed, "{report:?}");
+    }
+    let errors: Vec<(String, String)> = logs
+        .lines(&topic)
+        .into_iter()
+        .filter(|(level, _)| level == "error")
+        .collect();
+    let messages: Vec<&str> = errors.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "Initial trigger failed: failed to fetch resources",
+            "Trigger failed: failed to fetch resources"
+        ]
+    );
+    daemon.close().await.expect("close");
+    rig.cleanup().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_fetched_ahead_are_published_in_api_order() {
     let fleet = new_clusters(23);

@@ -378,6 +378,12 @@ fn check_explains_the_filter_its_cutoffs_and_what_blocks_it() {
     ] {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
+    // The file's own keys would stop a rolled-back Go image: check says so, naming the env.
+    assert!(
+        text.contains("config.yaml: server_filters: the Go sentinel refuses this key in a file")
+            && text.contains("set HYPERFLEET_FULL_SWEEP_INTERVAL instead"),
+        "{text}"
+    );
     // Without a sweep the default rules cannot be filtered: said, not guessed.
     let (ok, text) = check(
         &format!("{BASE}server_filters: auto\nserver_projection: true\n"),

@@ -721,3 +721,54 @@ async fn no_password_is_printed() {
     );
     assert!(!all.contains("PASS") && !all.contains("hunter2"), "{all}");
 }
+
+/// `sentinel eval` reads a resource as text, never as a JSON tree: one resource of ~60 MB
+/// (200,000 conditions) is decided as `serve` decides it (skipped, too large) within 256 MiB of
+/// address space, and a value past eval's own limit is refused with a clear error, within the
+/// same bound, before it is read whole.
+#[test]
+fn eval_reads_a_huge_resource_in_bounded_memory() {
+    let dir = TempDir::new();
+    let condition = r#"{"type":"C","status":"True","observed_generation":1,"last_updated_time":"2025-01-01T00:00:00Z","reason":"a reason of some length, as adapters write them","message":"and a message of about the same length as well"}"#;
+    let mut big =
+        String::from(r#"{"id":"big","kind":"Cluster","generation":1,"status":{"conditions":["#);
+    for i in 0..200_000 {
+        if i > 0 {
+            big.push(',');
+        }
+        big.push_str(condition);
+    }
+    big.push_str("]}}");
+    assert!(big.len() > 40 << 20, "{}", big.len());
+    let over = format!(
+        r#"{{"id":"over","spec":{{"pad":"{}"}}}}"#,
+        "a".repeat(sentinel::cmd::eval::MAX_INPUT_VALUE_BYTES)
+    );
+    let run = |name: &str, text: &str| {
+        let file = dir.write(name, text);
+        let out = std::process::Command::new("prlimit")
+            .arg(format!("--as={}", 256u64 << 20))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_sentinel"))
+            .args(["eval", "--now", "2025-10-21T12:00:00Z"])
+            .arg(&file)
+            .output()
+            .expect("prlimit (util-linux) runs sentinel");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    let (code, text) = run("big.json", &big);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        text.trim_end(),
+        r#"{"id":"big","decision":"skip","reason":"resource larger than 1048576 bytes of JSON","params":{}}"#
+    );
+    drop(big);
+    let (code, text) = run("over.json", &over);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("over.json: value 1 is longer than 67108864 bytes, the most eval reads as one resource or list page"),
+        "{text}"
+    );
+}

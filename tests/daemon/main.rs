@@ -8,6 +8,7 @@
 //!   the regression runner over tests/data/regressions/.
 //! - [`api`]: the HyperFleet API client (paging, search, tokens, retries, the probe).
 //! - [`broker`]: publishing to RabbitMQ and Pub/Sub, and the broker.yaml table.
+//! - [`broker_faults`]: the RabbitMQ publisher against a fake broker's faults and alarms.
 //! - [`cycle`]: in-process cycles of a `Daemon` (events, skips, metrics, logs, outages).
 //! - [`health`]: health, readiness and metrics over HTTP.
 //! - [`hostile`]: hostile peers, files and environment: invalid UTF-8 in an item, endless
@@ -22,6 +23,7 @@
 //! - [`traces`]: OpenTelemetry spans, in process and from `sentinel serve`.
 //! - [`simulate`]: the real loop against the fake API with simulated adapters.
 //! - [`filters`]: server-side filters and projection never miss what the rules publish.
+//! - [`rollout`]: `sentinel diff` and `sentinel shards` against the fake API.
 //!
 //! [`harness`] holds what they share (fake API, in-process daemons, processes, logs, metrics);
 //! tests/common/ the rigs that speak to RabbitMQ, the emulator and OTLP.
@@ -32,6 +34,7 @@ mod harness;
 
 mod api;
 mod broker;
+mod broker_faults;
 mod chart;
 mod config;
 mod cycle;
@@ -43,5 +46,6 @@ mod on_pubsub;
 mod process;
 mod projection;
 mod prometheus;
+mod rollout;
 mod simulate;
 mod traces;

@@ -160,7 +160,9 @@ async fn startup_failure_with(config: &Path, broker: &Path, api_url: &str, healt
     assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "one line on stderr, got:\n{stderr}");
-    assert!(lines[0].starts_with("error: "), "{stderr}");
+    // Go's line: the command as given, then the error.
+    let given = format!("Error executing command 'sentinel {}': ", args.join(" "));
+    assert!(lines[0].starts_with(&given), "{stderr}");
     lines[0].to_string()
 }
 
@@ -371,7 +373,10 @@ async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
         &t.config,
         &t.broker,
         &t.api.base_url,
-        &[("HYPERFLEET_LOG_LEVEL", "debug")],
+        &[
+            ("HYPERFLEET_LOG_LEVEL", "debug"),
+            ("HYPERFLEET_DEBUG_CONFIG", "true"),
+        ],
     );
     // Ready over IPv6 ([::1]); the metrics over IPv4, from the same `:PORT` listeners.
     process.wait_ready().await;
@@ -422,13 +427,21 @@ async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
         "Starting sentinel resource_type=clusters poll_interval=1s".into(),
         "Fetched resources count=4 label_selectors=0".into(),
     ];
+    // `debug_config`: the merged configuration, in Go's words.
+    assert!(
+        infos
+            .iter()
+            .any(|m| m.starts_with("Debug config enabled - merged configuration:\n")),
+        "{infos:#?}"
+    );
     let mut at = 0;
     for expected in &in_order {
         let found = infos[at..].iter().position(|m| m == expected);
         at += found.unwrap_or_else(|| panic!("{expected:?} missing or out of order in {infos:#?}"))
             + 1;
     }
-    // Debug shows the sentinel's own records (a skipped resource), not those of its libraries.
+    // Debug shows the sentinel's own records (Go's `Starting trigger cycle` and a skipped
+    // resource), not those of its libraries.
     let debug: Vec<&str> = lines
         .iter()
         .filter(|v| v["level"] == "debug")
@@ -440,9 +453,12 @@ async fn serve_logs_the_go_lines_and_only_its_own_debug_records() {
             .any(|m| m.starts_with("Skipped resource resource_id=")),
         "{debug:?}"
     );
+    assert!(debug.contains(&"Starting trigger cycle"), "{debug:?}");
     let foreign: Vec<&&str> = debug
         .iter()
-        .filter(|m| !m.starts_with("Skipped resource resource_id="))
+        .filter(|m| {
+            !m.starts_with("Skipped resource resource_id=") && **m != "Starting trigger cycle"
+        })
         .collect();
     assert!(foreign.is_empty(), "third-party debug records: {foreign:?}");
     t.rig.cleanup().await;

@@ -5,30 +5,46 @@
 //! the exchange (durable, not auto-delete, the configured type) on first use after every
 //! (re)connect and publishes each event persistent (delivery mode 2), without a content type,
 //! with the single header `_watermill_message_uuid` = event id, body = the structured CloudEvent.
-//! `conn.rs` is the connection (handshake, reader task, confirm window), `wire.rs` the frames.
+//! `conn.rs` is the connection as the publisher holds it, `driver.rs` the task that reads and
+//! writes its socket on the publisher's own I/O thread, `link.rs` what the two share,
+//! `handshake.rs` its opening, `tls.rs` the stream (and `amqps://`'s URL parameters), `wire.rs`
+//! the frames.
 //!
-//! A page is encoded into one reused buffer, written with one `write_all`, and (with publisher
+//! A page is encoded into one reused buffer, handed to the driver whole, and (with publisher
 //! confirms) counted published as the broker's `basic.ack`s mark its delivery tags: no future,
 //! promise or allocation per event.
 //!
+//! While the broker blocks the connection (`connection.blocked`, a resource alarm) the
+//! connection is kept and nothing is written into it: a page fails at once with
+//! [`PublishError::Blocked`], and publishing resumes with the first page after
+//! `connection.unblocked`. A lost connection is re-established with Go's backoff (watermill's:
+//! 500 ms, ×1.5 per attempt, up to 60 s), jittered upwards only, so that three attempts never
+//! fall within a second; the first attempt after a quiet minute is immediate.
+//!
 //! Invariant: every await here is bounded (connect, declare and confirm waits have timeouts;
-//! writes to a dead connection fail at once), and after a connection failure new attempts are
-//! spaced by exponential backoff, so a dead broker costs the caller an immediate error, not a hang.
+//! writes to a dead connection fail at once), and a dead or blocked broker costs the caller an
+//! immediate error, not a hang.
 
 mod conn;
+mod driver;
+mod handshake;
+mod link;
+mod tls;
 mod wire;
 
 use super::config::{ExchangeType, RabbitConfig, parse_url};
 use super::{BrokerError, Link, Liveness, Outbound, PublishError};
 use crate::common::redact::mask_url;
 use amq_protocol::types::ShortString;
-use conn::{Connection, Mark};
+use conn::{Connection, Dial, IoThread};
 use lapin::uri::AMQPUri;
+use link::Mark;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::{Instant, timeout, timeout_at};
 use wire::{PublishFrames, Route};
 
+pub use tls::TlsParams;
 pub use wire::check_reader as check_frame_reader;
 
 /// The AMQP heartbeat asked for when the URL sets none (`?heartbeat=N`): Go's amqp091 default.
@@ -57,11 +73,11 @@ pub struct RabbitOptions {
     pub connect_timeout: Duration,
     /// Bound on one batch: writing its messages and waiting for their confirms.
     pub publish_timeout: Duration,
-    /// Wait before the second reconnect attempt; doubles per failed attempt.
+    /// Wait before the second reconnect attempt after a loss; ×1.5 per further attempt.
     pub backoff_initial: Duration,
     /// Longest wait between reconnect attempts.
     pub backoff_max: Duration,
-    /// Bound on waiting for outstanding confirms and the close handshake in `close`.
+    /// Bound on the close handshake (`close`, and a connection given up).
     pub close_timeout: Duration,
     /// The connection name shown in the RabbitMQ management UI.
     pub connection_name: String,
@@ -73,24 +89,61 @@ impl Default for RabbitOptions {
             connect_timeout: Duration::from_secs(10),
             publish_timeout: Duration::from_secs(30),
             backoff_initial: Duration::from_millis(500),
-            backoff_max: Duration::from_secs(30),
+            backoff_max: Duration::from_secs(60),
             close_timeout: Duration::from_secs(5),
             connection_name: "hyperfleet-sentinel".to_owned(),
         }
     }
 }
 
-/// When the next (re)connect attempt is allowed.
+/// When the next connection attempt is allowed: watermill's exponential backoff (×1.5), counted
+/// from the start of the last attempt, and forgotten after `backoff_max` without an attempt.
 #[derive(Default)]
 struct Backoff {
+    /// Attempts in the current run of them.
+    attempts: u32,
+    last_attempt: Option<Instant>,
     not_before: Option<Instant>,
-    delay: Duration,
+    /// When a channel refused on a live connection may be reopened.
+    channel_not_before: Option<Instant>,
     last_error: String,
+}
+
+impl Backoff {
+    /// The wait after the `attempts`-th attempt of a run: `initial` ×1.5
+    /// per attempt up to `max`, times a jitter in [1, 1.5) (Go's is ±50 %, which can put three
+    /// attempts within 625 ms).
+    fn delay(attempts: u32, opts: &RabbitOptions) -> Duration {
+        if attempts == 0 {
+            return Duration::ZERO;
+        }
+        let exponent = i32::try_from(attempts - 1).unwrap_or(i32::MAX).min(64);
+        let base = opts.backoff_initial.as_secs_f64() * 1.5f64.powi(exponent);
+        let base = base.min(opts.backoff_max.as_secs_f64());
+        Duration::from_secs_f64(base * (1.0 + 0.5 * fastrand::f64()))
+    }
+
+    /// An attempt starts now: the next one waits its delay (the first attempt after a quiet
+    /// `backoff_max` is not delayed; the second waits `initial`). A connection that works and
+    /// is lost does not reset it, so a broker that drops every connection after a page still
+    /// sees the backoff.
+    fn attempt(&mut self, now: Instant, opts: &RabbitOptions) {
+        if self
+            .last_attempt
+            .is_some_and(|last| now - last > opts.backoff_max)
+        {
+            self.attempts = 0;
+        }
+        self.last_attempt = Some(now);
+        self.attempts = self.attempts.saturating_add(1);
+        self.not_before = Some(now + Backoff::delay(self.attempts, opts));
+    }
 }
 
 /// Publishes events to one exchange, reconnecting as needed. See the module docs.
 pub struct RabbitPublisher {
     uri: AMQPUri,
+    tls: TlsParams,
     url_masked: String,
     exchange: ShortString,
     exchange_type: ExchangeType,
@@ -103,12 +156,15 @@ pub struct RabbitPublisher {
     declared: bool,
     closed: bool,
     backoff: Backoff,
-    /// A page's frames, reused.
+    /// A page's frames, reused (lent to the driver while it writes them).
     buf: Vec<u8>,
     /// Scratch for a body split over several frames, reused.
     spill: Vec<u8>,
     /// The connection as readiness sees it (see [`Liveness`]).
     link: Arc<Mutex<Link>>,
+    /// Where the connections' I/O runs. Declared last: dropped after the connection, whose
+    /// close it carries out.
+    io: IoThread,
 }
 
 impl RabbitPublisher {
@@ -120,10 +176,17 @@ impl RabbitPublisher {
         opts: RabbitOptions,
     ) -> Result<RabbitPublisher, BrokerError> {
         let url_masked = mask_url(&cfg.url);
-        let uri = connection_uri(&cfg.url).map_err(|reason| BrokerError::Connect {
+        let connect_error = |reason: String| BrokerError::Connect {
             url: url_masked.clone(),
             reason,
-        })?;
+        };
+        let uri = connection_uri(&cfg.url).map_err(connect_error)?;
+        let tls = TlsParams::from_url(&cfg.url);
+        if uri.scheme == lapin::uri::AMQPScheme::AMQPS
+            && let Some(warning) = tls.warning()
+        {
+            tracing::warn!("{warning}");
+        }
         let name = if cfg.exchange.is_empty() {
             topic
         } else {
@@ -144,9 +207,12 @@ impl RabbitPublisher {
                 origin: "broker.rabbitmq".to_owned(),
                 problems: vec!["broker.rabbitmq.routing_key is longer than 255 bytes".to_owned()],
             })?;
+        let io = IoThread::start()
+            .map_err(|e| connect_error(format!("cannot start the AMQP I/O thread: {e}")))?;
         let mut publisher = RabbitPublisher {
             uri,
-            url_masked,
+            tls,
+            url_masked: url_masked.clone(),
             exchange,
             exchange_type: cfg.exchange_type,
             routing_key,
@@ -160,12 +226,10 @@ impl RabbitPublisher {
             buf: Vec::with_capacity(1024),
             spill: Vec::new(),
             link: Arc::new(Mutex::new(Link::Down)),
+            io,
         };
         if let Err(e) = publisher.open().await {
-            return Err(BrokerError::Connect {
-                url: publisher.url_masked.clone(),
-                reason: e.to_string(),
-            });
+            return Err(connect_error(e.to_string()));
         }
         tracing::info!(url = %publisher.url_masked, exchange = %publisher.exchange, "connected to rabbitmq");
         Ok(publisher)
@@ -179,6 +243,11 @@ impl RabbitPublisher {
     /// A live view of the connection for the readiness check.
     pub fn liveness(&self) -> Liveness {
         Liveness::new(self.link.clone())
+    }
+
+    /// Sets the bound on each later batch (tests give a fault step its own bound).
+    pub fn set_publish_timeout(&mut self, bound: Duration) {
+        self.opts.publish_timeout = bound;
     }
 
     /// Reopens a lost connection and channel unless the reconnect backoff says to wait; a
@@ -212,7 +281,8 @@ impl RabbitPublisher {
 
     /// Publishes the events in order, then (with publisher confirms) waits for the broker's
     /// confirms of the whole batch; one result per event. Writing and confirming the batch is
-    /// bounded by `publish_timeout` (a blocked or half-open connection cannot stall it).
+    /// bounded by `publish_timeout` (a half-open connection cannot stall it); while the broker
+    /// blocks the connection nothing is written and every event fails at once.
     pub async fn publish_batch<M: Outbound>(
         &mut self,
         messages: &[M],
@@ -228,8 +298,13 @@ impl RabbitPublisher {
             let failure = PublishError::Publish("no channel".to_owned());
             return vec![Err(failure); messages.len()];
         };
-        // The whole page in one buffer, one write: method, header and body frames per event.
-        let mut buf = std::mem::take(&mut self.buf);
+        if let Some(reason) = conn.blocked() {
+            return vec![Err(PublishError::Blocked(reason)); messages.len()];
+        }
+        // The whole page in one buffer, one job: method, header and body frames per event.
+        let mut buf = conn
+            .take_spare()
+            .unwrap_or_else(|| std::mem::take(&mut self.buf));
         buf.clear();
         for m in messages {
             frames.encode(&mut buf, m.event(), &mut self.spill);
@@ -237,18 +312,18 @@ impl RabbitPublisher {
         if self.confirm {
             conn.expect_confirms(messages.len());
         }
-        let written = timeout_at(deadline, conn.write(&buf)).await;
-        self.buf = buf;
+        let page = conn.send_page(buf);
+        if self.confirm {
+            return self.await_confirms(deadline).await;
+        }
+        let written = timeout_at(deadline, conn.written(page)).await;
         match written {
-            Ok(Ok(())) if self.confirm => self.await_confirms(deadline).await,
             Ok(Ok(())) => vec![Ok(()); messages.len()],
             Ok(Err(e)) => {
-                let failure = e.to_string();
-                self.lost(&format!("publish failed: {failure}"));
-                vec![Err(PublishError::Publish(failure)); messages.len()]
+                self.lost(&format!("publish failed: {e}"));
+                vec![Err(PublishError::Publish(e)); messages.len()]
             }
             Err(_) => {
-                // A write cut short leaves half a frame on the wire: the connection is spent.
                 self.drop_connection("publishing timed out");
                 let failure = format!("not written within {:?}", self.opts.publish_timeout);
                 vec![Err(PublishError::Publish(failure)); messages.len()]
@@ -256,18 +331,19 @@ impl RabbitPublisher {
         }
     }
 
-    /// Waits (until `deadline`) for the confirms of the page just written: one result per
+    /// Waits (until `deadline`) for the confirms of the page just queued: one result per
     /// message from its mark (ack, nack, or still pending when the wait ended).
     async fn await_confirms(&mut self, deadline: Instant) -> Vec<Result<(), PublishError>> {
         let Some(conn) = self.conn.as_ref() else {
             return Vec::new();
         };
         let outcome = timeout_at(deadline, conn.confirms()).await;
+        let blocked = conn.blocked();
         let bound = self.opts.publish_timeout;
-        let pending = match &outcome {
-            Ok(Ok(())) => PublishError::ConfirmTimeout(bound),
-            Ok(Err(why)) => PublishError::Unconfirmed(why.clone()),
-            Err(_) => PublishError::ConfirmTimeout(bound),
+        let pending = match (&outcome, &blocked) {
+            (Ok(Err(_)), Some(reason)) => PublishError::Blocked(reason.clone()),
+            (Ok(Ok(())), _) | (Err(_), _) => PublishError::ConfirmTimeout(bound),
+            (Ok(Err(why)), None) => PublishError::Unconfirmed(why.clone()),
         };
         let results = conn.with_marks(|marks| {
             marks
@@ -281,6 +357,8 @@ impl RabbitPublisher {
         });
         match outcome {
             Ok(Ok(())) => {}
+            // Blocked mid-page: the connection is kept; the page's confirms may still come.
+            Ok(Err(_)) if blocked.is_some() => {}
             Ok(Err(why)) => self.lost(&format!("confirm failed: {why}")),
             // The connection may be half-open; start over with a fresh one.
             Err(_) => self.drop_connection("publisher confirm timed out"),
@@ -311,7 +389,13 @@ impl RabbitPublisher {
         if self.channel.is_some() && self.declared {
             return Ok(());
         }
-        if let Some(not_before) = self.backoff.not_before {
+        let reconnecting = self.conn.is_none();
+        let not_before = if reconnecting {
+            self.backoff.not_before
+        } else {
+            self.backoff.channel_not_before
+        };
+        if let Some(not_before) = not_before {
             let now = Instant::now();
             if now < not_before {
                 let reason = self.backoff.last_error.clone();
@@ -321,23 +405,31 @@ impl RabbitPublisher {
                 });
             }
         }
-        let reconnecting = self.backoff.not_before.is_some();
+        if reconnecting {
+            self.backoff.attempt(Instant::now(), &self.opts);
+        }
         match self.open_and_declare().await {
             Ok(()) => {
                 if reconnecting {
                     tracing::info!(url = %self.url_masked, "reconnected to rabbitmq");
                 }
-                self.backoff = Backoff::default();
+                self.backoff.channel_not_before = None;
                 Ok(())
             }
             Err(e) => {
-                let b = &mut self.backoff;
-                b.delay = (b.delay * 2)
-                    .max(self.opts.backoff_initial)
-                    .min(self.opts.backoff_max);
-                b.not_before = Some(Instant::now() + b.delay);
-                b.last_error = e.to_string();
-                tracing::warn!(error = %e, retry_in = ?b.delay, "rabbitmq unavailable");
+                let now = Instant::now();
+                self.backoff.last_error = e.to_string();
+                // A channel or declare refused on a live connection is retried on it after
+                // the initial backoff; a new connection waits for the connection backoff.
+                let retry_at = if self.conn.is_some() {
+                    let at = now + self.opts.backoff_initial;
+                    self.backoff.channel_not_before = Some(at);
+                    at
+                } else {
+                    self.backoff.not_before.unwrap_or(now)
+                };
+                let retry_in = retry_at.saturating_duration_since(now);
+                tracing::warn!(error = %e, retry_in = ?retry_in, "rabbitmq unavailable");
                 Err(e)
             }
         }
@@ -389,7 +481,14 @@ impl RabbitPublisher {
         let conn = match self.conn.take() {
             Some(conn) => conn,
             None => {
-                let connecting = Connection::open(&self.uri, &self.opts.connection_name);
+                let connecting = Connection::open(Dial {
+                    uri: &self.uri,
+                    tls: &self.tls,
+                    name: &self.opts.connection_name,
+                    io: &self.io,
+                    close_bound: self.opts.close_timeout,
+                    exchange: self.exchange.as_str(),
+                });
                 self.channel = None;
                 timeout(bound, connecting)
                     .await
@@ -438,7 +537,7 @@ impl RabbitPublisher {
     }
 
     /// After a failed publish or confirm: reopen the channel (and, if it is down, the connection)
-    /// on the next publish, which is attempted at once.
+    /// on the next publish.
     fn lost(&mut self, why: &str) {
         if self.channel.take().is_some() {
             tracing::warn!(
@@ -450,6 +549,8 @@ impl RabbitPublisher {
         self.forget_dead();
     }
 
+    /// Gives the connection up: it is closed with `connection.close` (after what is queued,
+    /// bounded by `close_timeout`) on the I/O thread.
     fn drop_connection(&mut self, why: &str) {
         if !self.closed {
             self.set_link(Link::Down);
@@ -476,5 +577,20 @@ mod tests {
         assert_eq!(uri.query.heartbeat, Some(30));
         assert_eq!(uri.query.frame_max, Some(131_072));
         assert!(connection_uri("http://localhost/").is_err());
+    }
+
+    #[test]
+    fn the_backoff_is_go_s_jittered_upwards_and_never_three_attempts_in_a_second() {
+        let opts = RabbitOptions::default();
+        assert_eq!(Backoff::delay(0, &opts), Duration::ZERO);
+        for _ in 0..100 {
+            let first = Backoff::delay(1, &opts);
+            let second = Backoff::delay(2, &opts);
+            assert!(first >= Duration::from_millis(500) && first < Duration::from_millis(750));
+            assert!(second >= Duration::from_millis(750) && second < Duration::from_millis(1125));
+            assert!(first + second >= Duration::from_secs(1));
+            let late = Backoff::delay(40, &opts);
+            assert!(late >= Duration::from_secs(60) && late < Duration::from_secs(90));
+        }
     }
 }

@@ -20,7 +20,8 @@ pub use model::{
 };
 pub use projection::Projection;
 pub use schema::{
-    CONDITION_FIELDS, CONDITION_SCHEMA, ConditionField, FieldDef, FieldType, RESOURCE_FIELDS,
-    RESOURCE_SCHEMA, ResourceField, condition_field, resource_field,
+    CONDITION_FIELDS, CONDITION_SCHEMA, ConditionField, FieldDef, FieldType,
+    OBJECT_REFERENCE_FIELDS, RESOURCE_FIELDS, RESOURCE_SCHEMA, ResourceField, STATUS_FIELDS,
+    condition_field, resource_field,
 };
 pub use text::{EMPTY, EMPTY_TEXT, JsonText, SharedText, Text, TextRef, Time};

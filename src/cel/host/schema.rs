@@ -26,6 +26,12 @@ pub enum FieldType {
     Dyn,
 }
 
+/// The fields of an object reference (`owner_references`), each a string.
+pub const OBJECT_REFERENCE_FIELDS: &[&str] = &["id", "href", "kind"];
+
+/// The fields of a resource's `status`: its conditions.
+pub const STATUS_FIELDS: &[&str] = &["conditions"];
+
 impl FieldType {
     /// Whether the decoder holds this field typed (the others are read from the JSON text).
     pub const fn is_decoded(self) -> bool {

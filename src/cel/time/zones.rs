@@ -37,7 +37,7 @@ pub enum TimePart {
 }
 
 impl TimePart {
-    const ALL: [(TimePart, &'static str); 10] = [
+    pub(crate) const ALL: [(TimePart, &'static str); 10] = [
         (TimePart::FullYear, "getFullYear"),
         (TimePart::Month, "getMonth"),
         (TimePart::Date, "getDate"),

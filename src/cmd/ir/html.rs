@@ -93,7 +93,7 @@ fn source(out: &mut String, native: &Native<'_>) {
         let _ = write!(
             out,
             "<h3>{}</h3><pre class=\"src\" data-e=\"{e}\">",
-            esc(&item.origin)
+            esc(&item.origin.to_string())
         );
         nest(out, item.source, e, &spans);
         out.push_str("</pre>");
@@ -152,7 +152,7 @@ fn front_end(out: &mut String, items: &[Item<'_>], native: &Native<'_>, printed:
         if let Some(origin) = line.strip_prefix("# ") {
             expr = items
                 .iter()
-                .find(|i| i.origin == origin)
+                .find(|i| i.origin.to_string() == origin)
                 .and_then(|i| expr_of(native, i));
             let _ = write!(out, "<div class=\"h\">{}</div>", esc(line));
             continue;

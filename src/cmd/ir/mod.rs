@@ -17,6 +17,7 @@ use crate::cel::diag;
 use crate::cel::jit::{self, JitError, JitProgram, Listing, Nativeness};
 use crate::cel::{lex, parse, print};
 use crate::rules::decision::Program;
+use crate::rules::origin::Origin;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -106,11 +107,10 @@ impl Default for View {
     }
 }
 
-/// One expression of the decision: its origin, source and index (`None` for the result).
+/// One expression of the decision: its origin and source.
 struct Item<'p> {
-    origin: String,
+    origin: Origin,
     source: &'p str,
-    index: Option<usize>,
 }
 
 fn items<'p>(program: &'p Program, only: Option<&str>) -> Result<Vec<Item<'p>>, CmdError> {
@@ -118,16 +118,17 @@ fn items<'p>(program: &'p Program, only: Option<&str>) -> Result<Vec<Item<'p>>, 
         .params
         .iter()
         .enumerate()
-        .map(|(i, p)| Item {
-            origin: format!("message_decision.params[{i}] \"{}\"", p.name),
+        .map(|(index, p)| Item {
+            origin: Origin::Param {
+                index,
+                name: p.name.clone(),
+            },
             source: &p.source,
-            index: Some(i),
         })
         .collect();
     all.push(Item {
-        origin: "message_decision.result".into(),
+        origin: Origin::Result,
         source: &program.result_source,
-        index: None,
     });
     let Some(name) = only else {
         return Ok(all);
@@ -184,8 +185,7 @@ fn compile<'p>(program: &'p Program, only: Option<&str>, cpu: Cpu) -> Result<Nat
     let (title, native, exprs) = match selected.as_slice() {
         [
             Item {
-                index: Some(i),
-                origin,
+                origin: origin @ Origin::Param { index: i, .. },
                 ..
             },
         ] => {
@@ -258,11 +258,12 @@ pub fn run(
 }
 
 fn front_end(program: &Program, item: &Item<'_>, stage: Stage) -> String {
-    let rendered = |d: Vec<diag::Diagnostic>| diag::render(&d, &item.origin, item.source);
+    let origin = item.origin.to_string();
+    let rendered = |d: Vec<diag::Diagnostic>| diag::render(&d, &origin, item.source);
     match stage {
         Stage::Tokens => lex(item.source).map_or_else(rendered, |t| print::tokens(&t)),
         Stage::Ast => parse(item.source).map_or_else(rendered, |a| print::ast(&a)),
-        _ => print::typed(match item.index {
+        _ => print::typed(match item.origin.param_index() {
             Some(i) => &program.params[i].expr,
             None => &program.result,
         }),

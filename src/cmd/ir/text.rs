@@ -93,10 +93,7 @@ fn call_target(call: &Line, asm: &[Line]) -> Option<String> {
 
 fn short_name(native: &Native<'_>, expr: usize) -> String {
     match native.item(expr) {
-        Some(item) => item
-            .origin
-            .trim_start_matches("message_decision.")
-            .to_string(),
+        Some(item) => item.origin.short().to_string(),
         None => format!("expression {expr}"),
     }
 }

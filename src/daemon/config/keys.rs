@@ -61,6 +61,10 @@ pub(super) struct KeySpec {
     /// The long flag, with dashes, if there is one.
     pub flag: Option<&'static str>,
     pub env: &'static str,
+    /// Whether the Go sentinel knows the key: its loader (viper's `UnmarshalExact`) refuses a
+    /// file with any other key, so a file using one of ours cannot be rolled back to the Go
+    /// image, while our env vars can (Go ignores unknown env).
+    pub go: bool,
 }
 
 const fn spec(
@@ -76,7 +80,13 @@ const fn spec(
         kind,
         flag,
         env,
+        go: true,
     }
+}
+
+/// A key of this sentinel's own, which the Go sentinel refuses in a file.
+const fn ours(spec: KeySpec) -> KeySpec {
+    KeySpec { go: false, ..spec }
 }
 
 /// Every [`Key`], in declaration order.
@@ -186,27 +196,27 @@ pub(super) static SPECS: [KeySpec; N_KEYS] = [
         Some("--tracing-enabled"),
         "HYPERFLEET_TRACING_ENABLED",
     ),
-    spec(
+    ours(spec(
         Key::ServerFilters,
         "server_filters",
         Kind::Text,
         None,
         "HYPERFLEET_SERVER_FILTERS",
-    ),
-    spec(
+    )),
+    ours(spec(
         Key::FullSweepInterval,
         "full_sweep_interval",
         Kind::Duration,
         None,
         "HYPERFLEET_FULL_SWEEP_INTERVAL",
-    ),
-    spec(
+    )),
+    ours(spec(
         Key::ServerProjection,
         "server_projection",
         Kind::Bool,
         None,
         "HYPERFLEET_SERVER_PROJECTION",
-    ),
+    )),
 ];
 
 impl Key {

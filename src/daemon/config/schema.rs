@@ -263,6 +263,15 @@ impl Reader<'_> {
             Ok(scalar) => self.raw.scalars[key as usize] = Some(scalar),
             Err(expected) => self.problem(path, format!("{expected}, got {}", describe(value))),
         }
+        let spec = key.spec();
+        if !spec.go {
+            self.raw.warnings.push(format!(
+                "{path}: the Go sentinel refuses this key in a file (its loader rejects unknown \
+                 keys), so rolling back to the Go image would fail with this file; set {} \
+                 instead, which Go ignores",
+                spec.env
+            ));
+        }
     }
 
     /// A string-valued field outside the [`Key`] table; null counts as absent.

@@ -28,7 +28,7 @@ fn the_default_rules_leave_generation_mismatch_to_the_sweep() {
     assert_eq!(filter.sound, Tsl::True);
     assert_eq!(filter.swept.len(), 1, "{:?}", filter.swept);
     let blocker = &filter.swept[0];
-    assert_eq!(blocker.param.as_deref(), Some("generation_mismatch"));
+    assert_eq!(blocker.origin.param(), Some("generation_mismatch"));
     assert_eq!(
         blocker.source,
         r#"resource.generation > condition("Reconciled").observed_generation"#
@@ -143,7 +143,10 @@ fn what_the_search_cannot_say_is_named_and_never_guessed() {
         filter.tight.to_string(),
         "status.conditions.Ready = 'False'"
     );
-    assert_eq!(filter.swept[0].origin, "message_decision.params[0] \"odd\"");
+    assert_eq!(
+        filter.swept[0].origin.to_string(),
+        "message_decision.params[0] \"odd\""
+    );
 
     let program = self::program(&[], r#"resource.name.startsWith("x")"#);
     let filter = derive(&program);
@@ -152,5 +155,5 @@ fn what_the_search_cannot_say_is_named_and_never_guessed() {
         (Tsl::True, Tsl::True)
     );
     assert_eq!(filter.unfiltered.len(), 1);
-    assert_eq!(filter.unfiltered[0].origin, "message_decision.result");
+    assert_eq!(filter.unfiltered[0].origin, Origin::Result);
 }
