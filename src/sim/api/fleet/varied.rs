@@ -70,7 +70,7 @@ pub fn varied_resource(index: u64, now: DateTime<Utc>, seed: u64) -> Json {
     let env = ["production", "staging", "development"][rng.below(3) as usize];
     let domain = format!("{}.{}.example.com", base36(rng, 6), word(rng));
     let generation = 1 + rng.below(40) as i64;
-    let due = index % 3 == 0;
+    let due = index.is_multiple_of(3);
     let reconciled = if due {
         now - TimeDelta::hours(2) - micros(rng.below(3_600_000_000))
     } else {
@@ -183,7 +183,7 @@ fn micros(n: u64) -> TimeDelta {
 /// A UUIDv7-shaped id: the 48-bit millisecond time of `at`, then random bits.
 fn uuid_v7(at: DateTime<Utc>, rng: &mut Rng) -> String {
     let ms = at.timestamp_millis() as u64 & 0xffff_ffff_ffff;
-    let (a, b) = (rng.next(), rng.next());
+    let (a, b) = (rng.next_u64(), rng.next_u64());
     format!(
         "{:08x}-{:04x}-7{:03x}-{:x}{:03x}-{:012x}",
         ms >> 16,
