@@ -19,6 +19,7 @@ use std::time::Duration;
 
 pub mod config;
 pub mod event;
+mod io;
 mod memory;
 mod pubsub;
 mod rabbit;

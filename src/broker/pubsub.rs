@@ -20,10 +20,15 @@
 //! PermissionDenied), publishes fail at once with [`PublishError::Unavailable`] instead of every
 //! page of a big fleet waiting out the publish timeout; the next answered probe lifts that.
 //!
+//! The clients are built, and their requests and the probe run, on the publisher's I/O thread
+//! (`broker::io`): the messages are made on the caller's thread and handed over, so Pub/Sub and
+//! readiness are served whatever the caller's thread is doing.
+//!
 //! Invariant: every await is bounded (client creation by `connect_timeout`, topic checks and a
 //! page's publishes by `publish_timeout`, and the client's own retries end within
 //! `publish_timeout`, so a message given up on is not published later behind the caller's back).
 
+use super::io::{AbortOnDrop, IoThread};
 use super::{BrokerError, Link, Liveness, Outbound, PublishError};
 use crate::broker::config::PubSubConfig;
 use google_cloud_gax::error::rpc::Code;
@@ -35,7 +40,6 @@ use google_cloud_pubsub::retry_policy::RetryableErrors;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 /// The attribute watermill reads the message UUID from.
@@ -53,6 +57,9 @@ pub const MAX_BATCH_MESSAGES: u32 = 1000;
 
 /// Most bytes in one Publish request (the API's limit, 10 MB).
 pub const MAX_BATCH_BYTES: u32 = 10_000_000;
+
+/// A publish or topic check whose I/O thread has stopped (only while the process ends).
+const GONE: &str = "the Pub/Sub I/O thread is gone";
 
 /// What readiness says once the publisher is closed.
 const CLOSED: &str = "google pub/sub publisher is closed";
@@ -129,15 +136,15 @@ pub struct PubSubPublisher {
     /// Set while the last probe got no answer at all (not even an error status): publishes
     /// then fail at once instead of each page waiting out the publish timeout.
     unreachable: Arc<AtomicBool>,
-    probe: JoinHandle<()>,
+    /// The readiness probe, on the I/O thread (aborted on drop; it ends by itself once the
+    /// publisher is closed).
+    _probe: AbortOnDrop,
     /// Size of the last encoded event, to allocate each message's data once at its size.
     size_hint: usize,
-}
-
-impl Drop for PubSubPublisher {
-    fn drop(&mut self) {
-        self.probe.abort();
-    }
+    /// Where the clients' connections, requests and probe run: a thread of the publisher's
+    /// own, so that Pub/Sub and readiness are served whatever the caller's thread is doing.
+    /// Last: dropped after the probe's handle.
+    io: IoThread,
 }
 
 /// Applies the emulator endpoint and anonymous credentials to a client builder, or leaves it
@@ -170,26 +177,34 @@ impl PubSubPublisher {
             project: project.to_string(),
             reason,
         };
-        let emulator = opts.emulator_host.as_deref();
-        let retry = || RetryableErrors.with_time_limit(opts.publish_timeout);
-        let building = async {
+        let io = IoThread::start("pubsub")
+            .map_err(|e| fail(format!("cannot start the Pub/Sub I/O thread: {e}")))?;
+        let emulator = opts.emulator_host.clone();
+        let publish_timeout = opts.publish_timeout;
+        let retry = move || RetryableErrors.with_time_limit(publish_timeout);
+        let topic_name = full_topic.clone();
+        // Built on the I/O thread: the clients' connection tasks are spawned where they are
+        // built and used.
+        let building = io.run(async move {
+            let emulator = emulator.as_deref();
             let admin = target!(TopicAdmin::builder(), emulator)
                 .with_retry_policy(retry())
                 .build()
                 .await
-                .map_err(|e| fail(e.to_string()))?;
-            let publisher = target!(GcpPublisher::builder(full_topic.clone()), emulator)
+                .map_err(|e| e.to_string())?;
+            let publisher = target!(GcpPublisher::builder(topic_name), emulator)
                 .with_retry_policy(retry())
                 .set_message_count_threshold(MAX_BATCH_MESSAGES)
                 .set_byte_threshold(MAX_BATCH_BYTES)
                 .set_delay_threshold(Duration::from_millis(10))
                 .build()
                 .await
-                .map_err(|e| fail(e.to_string()))?;
-            Ok::<_, BrokerError>((admin, publisher))
-        };
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((admin, publisher))
+        });
         let (admin, publisher) = match timeout(opts.connect_timeout, building).await {
-            Ok(built) => built?,
+            Ok(Some(built)) => built.map_err(fail)?,
+            Ok(None) => return Err(fail("the Pub/Sub I/O thread is gone".into())),
             Err(_) => {
                 return Err(fail(format!("no client within {:?}", opts.connect_timeout)));
             }
@@ -198,7 +213,7 @@ impl PubSubPublisher {
             "google pub/sub health check has not completed yet".into(),
         ))));
         let unreachable = Arc::new(AtomicBool::new(false));
-        let probe = tokio::spawn(probe_loop(
+        let probe = io.spawn(probe_loop(
             admin.clone(),
             topic_path(project, HEALTH_PROBE_TOPIC),
             opts.probe_timeout,
@@ -216,8 +231,9 @@ impl PubSubPublisher {
             opts,
             link,
             unreachable,
-            probe,
+            _probe: probe,
             size_hint: 1024,
+            io,
         })
     }
 
@@ -263,7 +279,7 @@ impl PubSubPublisher {
         if let Err(e) = self.check_topic(deadline).await {
             return vec![Err(e); n];
         }
-        let mut pending = Vec::with_capacity(n);
+        let mut outgoing = Vec::with_capacity(n);
         for m in messages {
             let event = m.event();
             let mut data = Vec::with_capacity(self.size_hint);
@@ -277,15 +293,22 @@ impl PubSubPublisher {
             {
                 message = message.set_ordering_key(key);
             }
-            pending.push(self.publisher.publish(message));
+            outgoing.push(message);
         }
-        // Send every batch now instead of after the delay threshold; the futures resolve as
-        // the responses arrive.
-        let flush = self.publisher.flush();
-        let waiting = futures_util::future::join(flush, futures_util::future::join_all(pending));
+        // The messages are built here; sent, flushed (every batch now instead of after the
+        // delay threshold) and awaited on the I/O thread.
+        let publisher = self.publisher.clone();
+        let waiting = self.io.run(async move {
+            let pending: Vec<_> = outgoing.into_iter().map(|m| publisher.publish(m)).collect();
+            let flush = publisher.flush();
+            futures_util::future::join(flush, futures_util::future::join_all(pending))
+                .await
+                .1
+        });
         let results: Vec<Result<(), PublishError>> =
             match tokio::time::timeout_at(deadline, waiting).await {
-                Ok(((), ids)) => ids
+                Ok(None) => vec![Err(PublishError::PubSub(GONE.into())); n],
+                Ok(Some(ids)) => ids
                     .into_iter()
                     .map(|id| match id {
                         Ok(message_id) if !message_id.is_empty() => Ok(()),
@@ -340,17 +363,21 @@ impl PubSubPublisher {
                 "no answer checking topic '{topic}' within {bound:?}"
             ))
         };
-        let get = self
-            .admin
-            .get_topic()
-            .set_topic(self.topic.clone())
-            .with_attempt_timeout(bound)
-            .send();
+        let (admin, name) = (self.admin.clone(), self.topic.clone());
+        let get = self.io.run(async move {
+            admin
+                .get_topic()
+                .set_topic(name)
+                .with_attempt_timeout(bound)
+                .send()
+                .await
+        });
         let found = match tokio::time::timeout_at(deadline, get).await {
             Err(_) => return Err(no_answer()),
-            Ok(Ok(_)) => true,
-            Ok(Err(e)) if e.status().is_some_and(|s| s.code == Code::NotFound) => false,
-            Ok(Err(e)) => {
+            Ok(None) => return Err(PublishError::PubSub(GONE.into())),
+            Ok(Some(Ok(_))) => true,
+            Ok(Some(Err(e))) if e.status().is_some_and(|s| s.code == Code::NotFound) => false,
+            Ok(Some(Err(e))) => {
                 return Err(PublishError::PubSub(format!(
                     "cannot check topic '{}': {}",
                     self.topic,
@@ -364,19 +391,23 @@ impl PubSubPublisher {
                     topic: self.topic.clone(),
                 });
             }
-            let create = self
-                .admin
-                .create_topic()
-                .set_name(self.topic.clone())
-                .with_attempt_timeout(bound)
-                .send();
+            let (admin, name) = (self.admin.clone(), self.topic.clone());
+            let create = self.io.run(async move {
+                admin
+                    .create_topic()
+                    .set_name(name)
+                    .with_attempt_timeout(bound)
+                    .send()
+                    .await
+            });
             match tokio::time::timeout_at(deadline, create).await {
                 Err(_) => return Err(no_answer()),
-                Ok(Ok(_)) => {
+                Ok(None) => return Err(PublishError::PubSub(GONE.into())),
+                Ok(Some(Ok(_))) => {
                     tracing::info!(topic = %self.topic, "Created Pub/Sub topic");
                 }
-                Ok(Err(e)) if e.status().is_some_and(|s| s.code == Code::AlreadyExists) => {}
-                Ok(Err(e)) => {
+                Ok(Some(Err(e))) if e.status().is_some_and(|s| s.code == Code::AlreadyExists) => {}
+                Ok(Some(Err(e))) => {
                     return Err(PublishError::PubSub(format!(
                         "cannot create topic '{}': {}",
                         self.topic,
@@ -391,10 +422,11 @@ impl PubSubPublisher {
 
     /// Flushes outstanding messages (bounded by `close_timeout`) and stops the probe.
     pub async fn close(&mut self) -> Result<(), PublishError> {
-        self.probe.abort();
         *lock(&self.link) = Link::Probed(Some(CLOSED.into()));
-        match timeout(self.opts.close_timeout, self.publisher.flush()).await {
-            Ok(()) => Ok(()),
+        let publisher = self.publisher.clone();
+        let flush = self.io.run(async move { publisher.flush().await });
+        match timeout(self.opts.close_timeout, flush).await {
+            Ok(_) => Ok(()),
             Err(_) => Err(PublishError::PublishTimeout(self.opts.close_timeout)),
         }
     }

@@ -297,3 +297,44 @@ async fn serve_on_pubsub_exits_0_when_a_held_publish_times_out_after_sigterm() {
         process.output()
     );
 }
+
+/// The publisher's network side runs on a thread of its own, as the RabbitMQ publisher's does:
+/// readiness follows Pub/Sub whatever the caller's thread is doing. Here the caller's
+/// current-thread runtime (the loop's, in `serve`) is blocked (a sleep, not an await) while
+/// the emulator stops, and the probe still notices.
+#[test]
+fn the_probe_runs_while_the_callers_thread_is_blocked() {
+    let mut emulator = pubsub::Emulator::start_on(pubsub::free_port());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cfg = PubSubConfig {
+        project_id: pubsub::PROJECT.to_string(),
+        ..Default::default()
+    };
+    let options = PubSubOptions {
+        emulator_host: Some(emulator.host()),
+        probe_interval: Duration::from_millis(100),
+        probe_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let publisher = runtime
+        .block_on(PubSubPublisher::connect(&cfg, "probe-blocked", options))
+        .expect("pub/sub clients");
+    let liveness = publisher.liveness();
+    runtime.block_on(eventually("a probe answered", async || {
+        liveness.problem().is_none().then_some(())
+    }));
+    emulator.stop();
+    // This thread, the publisher's caller, now blocks without yielding to its runtime.
+    let blocked = std::time::Instant::now();
+    while liveness.problem().is_none() {
+        assert!(
+            blocked.elapsed() < PATIENCE,
+            "readiness did not see Pub/Sub stop while the caller's thread was blocked"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(publisher);
+}

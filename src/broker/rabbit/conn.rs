@@ -1,7 +1,7 @@
 //! One AMQP 0-9-1 connection with one publishing channel, as the publisher holds it.
 //!
 //! Takes the broker's URL (as [`super::connection_uri`] completes it), its TLS parameters and the
-//! publisher's [`IoThread`]; gives a [`Connection`]: the handshake done (PLAIN, or the URL's
+//! publisher's I/O thread (`broker::io`); gives a [`Connection`]: the handshake done (PLAIN, or the URL's
 //! `auth_mechanism`; TLS for `amqps://`) and a driver task (`driver.rs`) that owns the socket on
 //! the I/O thread. The publisher's side only queues what is to be written (a page of publishes
 //! in one buffer, a control frame) and waits on the state the driver keeps: the confirms in the
@@ -21,52 +21,13 @@ use super::link::{Job, Link, Mark, State};
 use super::tls::{self, TlsParams};
 use super::wire::{self, PublishFrames, Route};
 use crate::broker::ConnectionStatus;
+use crate::broker::io::IoThread;
 use amq_protocol::frame::AMQPFrame;
 use amq_protocol::protocol::{AMQPClass, channel, confirm, exchange};
 use amq_protocol::types::{FieldTable, ShortString};
 use lapin::uri::AMQPUri;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::runtime::Handle;
-
-/// The thread a publisher's connections run on: a current-thread runtime of its own, so that
-/// the broker hears heartbeats and answers whatever the caller's thread is doing. Dropping it
-/// stops the thread (and with it any connection still open).
-pub(super) struct IoThread {
-    handle: Handle,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-impl IoThread {
-    /// Starts the thread.
-    pub(super) fn start() -> std::io::Result<IoThread> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let handle = runtime.handle().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("amqp".to_owned())
-            .spawn(move || {
-                runtime.block_on(async {
-                    let _ = stopped.await;
-                });
-            })?;
-        Ok(IoThread {
-            handle,
-            _stop: stop,
-        })
-    }
-}
-
-/// Aborts a task on the I/O thread when its waiter gives up (a handshake past its bound).
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
 
 /// An open AMQP connection. Dropping it closes it with `connection.close` (after what is queued,
 /// within the driver's bound), as lapin and amqp091 do, never with a bare TCP close.
@@ -107,7 +68,7 @@ impl Connection {
     pub(super) async fn open(dial: Dial<'_>) -> Result<Connection, String> {
         let (uri, tls, name) = (dial.uri.clone(), dial.tls.clone(), dial.name.to_owned());
         let (close_bound, exchange) = (dial.close_bound, dial.exchange.to_owned());
-        let task = dial.io.handle.spawn(async move {
+        let task = dial.io.run(async move {
             let stream = tls::dial(&uri, &tls).await?;
             let (mut rd, mut wr) = tokio::io::split(stream);
             let (tuning, inbound) = handshake::handshake(&mut rd, &mut wr, &uri, &name).await?;
@@ -125,10 +86,9 @@ impl Connection {
             tokio::spawn(driver::drive(io, link.clone()));
             Ok::<_, String>((link, tuning))
         });
-        let _abort = AbortOnDrop(task.abort_handle());
         let (link, tuning) = task
             .await
-            .map_err(|e| format!("the AMQP I/O thread is gone: {e}"))??;
+            .ok_or_else(|| "the AMQP I/O thread is gone".to_string())??;
         Ok(Connection {
             link,
             tuning,

@@ -1,5 +1,5 @@
 //! A connection's driver: the one task that reads and writes its socket, on the publisher's I/O
-//! thread (see [`super::conn::IoThread`]).
+//! thread (see `broker::io`).
 //!
 //! Takes the stream after the handshake and the [`Link`] it shares with the publisher; turns
 //! frames into the link's state (confirms, replies, `channel.close`, `connection.blocked`), and

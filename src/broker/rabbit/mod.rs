@@ -34,9 +34,10 @@ mod wire;
 
 use super::config::{ExchangeType, RabbitConfig, parse_url};
 use super::{BrokerError, Link, Liveness, Outbound, PublishError};
+use crate::broker::io::IoThread;
 use crate::common::redact::mask_url;
 use amq_protocol::types::ShortString;
-use conn::{Connection, Dial, IoThread};
+use conn::{Connection, Dial};
 use lapin::uri::AMQPUri;
 use link::Mark;
 use std::sync::{Arc, Mutex};
@@ -207,7 +208,7 @@ impl RabbitPublisher {
                 origin: "broker.rabbitmq".to_owned(),
                 problems: vec!["broker.rabbitmq.routing_key is longer than 255 bytes".to_owned()],
             })?;
-        let io = IoThread::start()
+        let io = IoThread::start("amqp")
             .map_err(|e| connect_error(format!("cannot start the AMQP I/O thread: {e}")))?;
         let mut publisher = RabbitPublisher {
             uri,
