@@ -2,17 +2,19 @@
 //! `simulate --profile realistic` serves them: five conditions, labels, a spec, owner
 //! references; a third due): decoding the response body
 //! into resources, decoding plus deciding every resource (JIT, as `serve` runs), and that plus
-//! building and encoding the CloudEvent of each resource due. Criterion reports time per
-//! resource. `cargo bench --bench page`.
+//! building and encoding the CloudEvent of each resource due; and a gzipped page of the varied
+//! fleet (`simulate --profile varied`: 100 clusters of about 2.4 KB, gzipped about 12× as the
+//! API gzips them) inflated and decoded as `serve` reads it (`gunzip+decode`, and `gunzip`
+//! alone). Criterion reports time per resource. `cargo bench --bench page`.
 
 use criterion::{Criterion, Throughput, criterion_group};
-use sentinel::api::decode_page_with;
+use sentinel::api::{decode_body, decode_page_with, gunzip, max_body_bytes};
 use sentinel::broker::event::Event;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use sentinel::rules::message_data::MessageData;
 use sentinel::rules::message_data::MessageDataProgram;
-use sentinel::sim::api::realistic_resource;
+use sentinel::sim::api::{realistic_resource, varied_resource};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +34,32 @@ fn page_body() -> Vec<u8> {
     serde_json::to_vec(&body).expect("serializable")
 }
 
+/// A page of the varied fleet, gzipped at the default level (as the fake API's compression
+/// layer and the real API's middleware do).
+fn gzipped_page() -> Vec<u8> {
+    use std::io::Write as _;
+    let now = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+        .expect("valid time")
+        .to_utc();
+    let items: Vec<_> = (0..PAGE as u64)
+        .map(|i| varied_resource(i, now, 1))
+        .collect();
+    let body = serde_json::json!({
+        "kind": "ClusterList", "page": 1, "size": PAGE, "total": 1_000_000, "items": items,
+    });
+    let body = serde_json::to_vec(&body).expect("serializable");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&body).expect("in memory");
+    gz.finish().expect("in memory")
+}
+
+/// Inflates and decodes a gzipped page as `serve` does: into the buffer that becomes the
+/// page's text.
+fn gunzip_page(wire: &[u8], projection: &Arc<sentinel::cel::host::Projection>) -> usize {
+    let body = gunzip(black_box(wire), max_body_bytes(PAGE as u32)).expect("inflates");
+    decode_body(body, projection).expect("decodes").items.len()
+}
+
 fn page(c: &mut Criterion) {
     let body = page_body();
     let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
@@ -46,6 +74,13 @@ fn page(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
     group.bench_function("decode", |b| {
         b.iter(|| decode_page_with(black_box(&body), &projection).expect("decodes"))
+    });
+    let wire = gzipped_page();
+    group.bench_function("gunzip+decode", |b| {
+        b.iter(|| gunzip_page(&wire, &projection))
+    });
+    group.bench_function("gunzip", |b| {
+        b.iter(|| gunzip(black_box(&wire), max_body_bytes(PAGE as u32)).expect("inflates"))
     });
     let mut scratch = Scratch::default();
     group.bench_function("decode+decide", |b| {
@@ -62,20 +97,35 @@ fn page(c: &mut Criterion) {
     group.finish();
 }
 
-/// `PAGE_PASSES=<decode|decide|publish>:<n>`: instead of timing, decodes (and decides, and
-/// builds and encodes the events due) the page `n` times and exits, for counting instructions
-/// with callgrind: the difference of two runs with different `n` divided by 100 × their
-/// difference in `n` is the count per resource (`publish` − `decide`, divided by the events
-/// per pass instead: per event).
+/// `PAGE_PASSES=<decode|decide|publish|gunzip|gunzip+decode>:<n>`: instead of timing, decodes
+/// (and decides, and builds and encodes the events due) the page `n` times and exits, for
+/// counting instructions with callgrind: the difference of two runs with different `n` divided
+/// by 100 × their difference in `n` is the count per resource (`publish` − `decide`, divided by
+/// the events per pass instead: per event). `gunzip` inflates the varied fleet's gzipped page,
+/// `gunzip+decode` inflates and decodes it.
 fn passes(spec: &str) {
     let (what, n) = spec
         .split_once(':')
-        .expect("PAGE_PASSES=<decode|decide|publish>:<n>");
+        .expect("PAGE_PASSES=<decode|decide|publish|gunzip|gunzip+decode>:<n>");
     let n: usize = n.parse().expect("a count");
     let body = page_body();
     let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
     let program = Program::compile(&DecisionSource::default_rules()).expect("default rules");
     let projection = Arc::new(program.projection());
+    if what.starts_with("gunzip") {
+        let wire = gzipped_page();
+        let mut items = 0;
+        for _ in 0..n {
+            items += match what {
+                "gunzip" => gunzip(black_box(&wire), max_body_bytes(PAGE as u32))
+                    .expect("inflates")
+                    .len(),
+                _ => gunzip_page(&wire, &projection),
+            };
+        }
+        println!("{what} x{n}: {items}");
+        return;
+    }
     let data = message_data();
     let mut scratch = Scratch::default();
     let mut published = 0;

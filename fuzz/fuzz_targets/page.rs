@@ -7,7 +7,9 @@
 //! canonical UTC times, which must say what the general RFC 3339 parse says; and the bytes'
 //! reading as text (invalid UTF-8 replaced as Go's `encoding/json` replaces it, each bad byte a
 //! U+FFFD) against a byte-by-byte decoding, with the page decoded from the bytes as from that
-//! text. Nothing may panic, hang or blow up, whatever the bytes.
+//! text; and the bytes as a gzipped body, inflated as Go's gzip reader reads one (every member,
+//! trailing bytes refused) within a bound on the inflated bytes that no member count gets past,
+//! what inflates decoded as a page. Nothing may panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
@@ -19,7 +21,9 @@ use sentinel::rules::decision::Scratch;
 use sentinel::resource::decode_tree;
 use sentinel::resource::json::utf8_as_go;
 use sentinel::rules::Rules;
-use sentinel::api::{ApiError, Backoff, decode_page, decode_page_with, parse_retry_after};
+use sentinel::api::{
+    ApiError, Backoff, GunzipError, decode_page, decode_page_with, gunzip, parse_retry_after,
+};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -28,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let rules = RULES.get_or_init(|| Rules::defaults().expect("the default rules compile"));
     retry_after(data);
     canonical_time(data);
+    gzipped(data);
     let text = utf8_as_go(data.to_vec());
     assert_eq!(text, sentinel::resource::json::go_decode_reference(data), "invalid UTF-8 is replaced byte by byte");
     let complete = decode_page(data);
@@ -94,6 +99,22 @@ fn retry_after(data: &[u8]) {
             "a retry past the budget"
         );
     }
+}
+
+/// The bytes as a gzipped body, under a small bound (a bomb costs little): what inflates is
+/// never past the bound, and decodes as a page without panicking; the same bytes under a bound
+/// of what they inflated to read the same, and one byte less is too large.
+fn gzipped(data: &[u8]) {
+    const LIMIT: usize = 1 << 20;
+    let Ok(body) = gunzip(data, LIMIT) else {
+        return;
+    };
+    assert!(body.len() <= LIMIT, "past the bound: {}", body.len());
+    assert_eq!(gunzip(data, body.len()).as_ref(), Ok(&body), "the bound is inclusive");
+    if let Some(less) = body.len().checked_sub(1) {
+        assert_eq!(gunzip(data, less), Err(GunzipError::TooLarge), "one byte over the bound");
+    }
+    let _ = decode_page(&body);
 }
 
 /// The fast path for times in the API's shape against the general parse, on the first 20 to 30

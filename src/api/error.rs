@@ -55,6 +55,10 @@ pub enum ApiError {
         /// The bound.
         limit: u64,
     },
+    /// A gzipped response body is not a gzip stream Go's reader reads; the text is the Go
+    /// sentinel's for it (`failed to read response body: gzip: invalid header`).
+    #[error("failed to read response body: {0}")]
+    Gzip(super::GzipError),
     /// The response body is not the expected JSON list envelope.
     #[error("invalid response body: {0}")]
     Decode(#[source] serde_json::Error),
@@ -89,10 +93,12 @@ impl ApiError {
         match self {
             ApiError::Network(_) | ApiError::Timeout(_) => true,
             ApiError::Http { status, .. } => matches!(status, 500..=599 | 408 | 429),
-            // The same page would be as large again: the next cycle tries anew.
+            // The same page would be as large, or as badly gzipped, again (Go retries no body
+            // it could not read either): the next cycle tries anew.
             ApiError::Auth(_)
             | ApiError::TooLarge { .. }
             | ApiError::Endless { .. }
+            | ApiError::Gzip(_)
             | ApiError::Decode(_)
             | ApiError::Config(_) => false,
         }

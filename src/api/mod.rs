@@ -10,8 +10,9 @@
 //!   page's resources are dropped once the caller is done with it;
 //! - every listing ends: past [`listing_limit`] resources (twice the first page's `total` plus
 //!   ten pages, at most [`ApiClientConfig::max_listed`]) it is an [`ApiError::Endless`];
-//! - a response body is read chunk by chunk and never past [`max_body_bytes`] of the page size
-//!   (an [`ApiError::TooLarge`] there), an error response's only as far as its excerpt;
+//! - a response body is read chunk by chunk and never past [`max_body_bytes`] of the page size,
+//!   as sent nor inflated (an [`ApiError::TooLarge`] there), an error response's only as far as
+//!   its excerpt;
 //! - a retriable failure retries the failing page only, never the pages already yielded;
 //! - within one [`Pager`] no resource id is yielded twice when the collection shifts between
 //!   page requests (an insertion ahead of the cursor pushes items from one page onto the next,
@@ -21,6 +22,7 @@
 
 mod body;
 mod error;
+mod gunzip;
 mod retry;
 mod seen;
 mod token;
@@ -28,6 +30,7 @@ mod url;
 
 pub use body::{PAGE_ENVELOPE_SLACK, max_body_bytes};
 pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError, parse_retry_after};
+pub use gunzip::{GunzipError, GzipError, gunzip};
 
 pub use retry::Backoff;
 pub use url::search_from_selector;
@@ -35,7 +38,7 @@ pub use url::search_from_selector;
 use crate::common::redact::mask_url;
 use crate::resource::{Projection, Resource};
 use crate::telemetry::{HttpSpan, Tracing};
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
+use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -132,8 +135,15 @@ impl ApiClient {
             .map_err(|e| ApiError::Config(format!("user agent {:?}: {e}", config.user_agent)))?;
         let mut headers = HeaderMap::new();
         headers.insert(USER_AGENT, user_agent);
+        // The header Go's transport adds to every request; it inflates the answer itself, and
+        // so does `body::read`: reqwest's own decoders stay off, whatever another crate enables.
+        headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
         let http = reqwest::Client::builder()
             .default_headers(headers)
+            .no_gzip()
+            .no_brotli()
+            .no_zstd()
+            .no_deflate()
             .timeout(config.timeout)
             .build()
             .map_err(|e| ApiError::Config(e.to_string()))?;

@@ -10,7 +10,7 @@ use crate::broker::config::{self as broker_config, ExchangeType};
 use crate::daemon::config::{self, ConfigFlags};
 use crate::daemon::logging::{self, LogSettings};
 use crate::sim::adapters::{AdapterSpec, default_adapters, parse_duration};
-use crate::sim::api::{Collection, realistic_resource};
+use crate::sim::api::{Collection, realistic_resource, varied_resource};
 use crate::sim::run::{self, ProgressStyle, RunOptions, Summary};
 use crate::sim::simulation::{
     BrokerChoice, DEFAULT_CONFIG, DEFAULT_RABBITMQ_URL, Initial, SimOptions, Simulation,
@@ -41,10 +41,12 @@ pub struct SimulateArgs {
     /// the periodic re-check).
     #[arg(long, value_enum, default_value = "new")]
     pub initial: InitialArg,
-    /// What the clusters look like: sample (small, shaped by --initial) or realistic (about
-    /// 2 KB each: five conditions, labels, spec, owner references; every third due for its
-    /// periodic re-check, the others just reconciled). realistic needs --api-only and ignores
-    /// --initial.
+    /// What the clusters look like: sample (small, shaped by --initial), realistic (about
+    /// 2.3 KB each: five conditions, labels, spec, owner references; every third due for its
+    /// periodic re-check, the others just reconciled) or varied (about 2.4 KB each, the same
+    /// shape and decisions, but differing from one another as a production fleet's do: a page
+    /// gzips about 12×, realistic's 31×; drawn from --seed). realistic and varied need
+    /// --api-only and ignore --initial.
     #[arg(long, value_enum, default_value = "sample")]
     pub profile: ProfileArg,
     /// A cluster adapter, `name[:latency=5ms,fail=0.1,after=validation,silent]`; repeat for
@@ -116,7 +118,7 @@ pub struct SimulateArgs {
     /// No progress output.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Seed of the simulated failures.
+    /// Seed of the simulated failures and of the varied fleet.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Log level of the sentinel's own logs on stderr.
@@ -142,8 +144,10 @@ pub enum InitialArg {
 pub enum ProfileArg {
     /// The sample resources (about 900 bytes).
     Sample,
-    /// About 2 KB each, a third due.
+    /// About 2.3 KB each, a third due.
     Realistic,
+    /// About 2.4 KB each, a third due, as varied as a production fleet (gzips about 12×).
+    Varied,
 }
 
 /// `--broker`.
@@ -170,8 +174,7 @@ pub fn main(args: &SimulateArgs, out: &mut dyn Write) -> Result<(), CmdError> {
         .enable_all()
         .build()
         .map_err(|e| CmdError::Startup(format!("cannot start the async runtime: {e}")))?;
-    let realistic = (args.profile == ProfileArg::Realistic).then_some(args.clusters);
-    let summary = runtime.block_on(simulate(options, run_options, args, realistic))?;
+    let summary = runtime.block_on(simulate(options, run_options, args))?;
     if args.json {
         let json = serde_json::to_string(&summary).map_err(std::io::Error::other)?;
         writeln!(out, "{json}")?;
@@ -185,7 +188,6 @@ async fn simulate(
     options: SimOptions,
     run_options: RunOptions,
     args: &SimulateArgs,
-    realistic: Option<u64>,
 ) -> Result<Summary, CmdError> {
     let api_only = args.api_only;
     let (mut clusters, nodepools) = (options.clusters, options.nodepools);
@@ -194,13 +196,22 @@ async fn simulate(
         .await
         .map_err(|e| CmdError::Startup(e.to_string()))?;
     sim.api().set_gzip(args.gzip);
-    // `--profile realistic` (checked to come with --api-only): the clusters are added now,
-    // before any sentinel can list them.
-    if let Some(n) = realistic {
-        let now = sim.fleet().clock().now();
-        sim.fleet()
-            .populate(Collection::Clusters, n, |i| realistic_resource(i, now))
-            .map_err(|e| CmdError::Startup(e.to_string()))?;
+    // `--profile realistic` or `varied` (checked to come with --api-only): the clusters are
+    // added now, before any sentinel can list them.
+    let (now, n, seed) = (sim.fleet().clock().now(), args.clusters, args.seed);
+    let populated = match args.profile {
+        ProfileArg::Sample => Ok(()),
+        ProfileArg::Realistic => {
+            let make = |i| realistic_resource(i, now);
+            sim.fleet().populate(Collection::Clusters, n, make)
+        }
+        ProfileArg::Varied => {
+            let make = |i| varied_resource(i, now, seed);
+            sim.fleet().populate(Collection::Clusters, n, make)
+        }
+    };
+    populated.map_err(|e| CmdError::Startup(e.to_string()))?;
+    if args.profile != ProfileArg::Sample {
         clusters = n;
     }
     if run_options.progress != ProgressStyle::Quiet {
@@ -294,14 +305,16 @@ fn options(args: &SimulateArgs) -> Result<(SimOptions, RunOptions), CmdError> {
     } else {
         ([127, 0, 0, 1], 0)
     };
-    if args.profile == ProfileArg::Realistic && !args.api_only {
-        return Err(input("--profile realistic needs --api-only".into()));
+    if args.profile != ProfileArg::Sample && !args.api_only {
+        return Err(input(
+            "--profile realistic and varied need --api-only".into(),
+        ));
     }
     let options = SimOptions {
         // The realistic clusters are added once the API is up (see `simulate`).
         clusters: match args.profile {
             ProfileArg::Sample => args.clusters,
-            ProfileArg::Realistic => 0,
+            ProfileArg::Realistic | ProfileArg::Varied => 0,
         },
         nodepools: args.nodepools,
         initial: match args.initial {

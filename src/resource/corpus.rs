@@ -9,11 +9,17 @@ use crate::cel::time::{self, Duration, Timestamp};
 use serde_json::{Value as Json, json};
 
 /// A small deterministic generator (splitmix64), so fleets are reproducible without a
-/// dependency.
-struct Rng(u64);
+/// dependency (the simulator's varied fleet draws from it too).
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// A generator starting from `seed`: the same seed draws the same numbers.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -21,8 +27,9 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
     }
 }
 
@@ -49,7 +56,7 @@ fn ago(now: Timestamp, secs: u64) -> String {
 /// long ago), failing (within or past the debounce) and changed resources, each with a few
 /// conditions, labels and a spec. Deterministic for a seed.
 pub fn fleet(n: usize, now: Timestamp, seed: u64) -> Vec<Json> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     (0..n).map(|i| resource(i, now, &mut rng)).collect()
 }
 

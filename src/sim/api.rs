@@ -36,7 +36,7 @@ pub mod status;
 pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
 pub use fleet::{
     ACTOR, Collection, ConditionRow, Fleet, FleetError, Found, ListFilter, ListPage, Meta,
-    Progress, PutOutcome, Stored, realistic_resource, sample_id, sample_resource,
+    Progress, PutOutcome, Stored, realistic_resource, sample_id, sample_resource, varied_resource,
 };
 pub use served::{Listing, Served};
 
@@ -316,6 +316,13 @@ async fn front(State(api): State<Arc<FakeApi>>, request: Request, next: Next) ->
         }
         Some(Fault::Body(body)) => {
             ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+        Some(Fault::Gzipped(bytes)) => {
+            let headers = [
+                (header::CONTENT_TYPE, "application/json"),
+                (header::CONTENT_ENCODING, "gzip"),
+            ];
+            (headers, bytes).into_response()
         }
     }
 }

@@ -799,3 +799,122 @@ async fn a_gzip_bomb_is_the_oversized_body_error() {
     assert_eq!(err.metric_label(), "fetch_error");
     assert!(!err.is_retriable());
 }
+
+/// `bytes` gzipped (the default level) as `members` members, one after the other: what a proxy
+/// that concatenates gzip streams, or a server flushing a member per chunk, sends.
+fn gzip_members(bytes: &[u8], members: usize) -> Vec<u8> {
+    use std::io::Write as _;
+    let part = bytes.len().div_ceil(members.max(1)).max(1);
+    let mut wire = Vec::new();
+    for chunk in bytes.chunks(part) {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(chunk).unwrap();
+        wire.extend(gz.finish().unwrap());
+    }
+    wire
+}
+
+/// Page 1 of `size` as the fake API serves it uncompressed.
+async fn plain_page(env: &FakeServer, size: u32) -> Vec<u8> {
+    let raw = reqwest::Client::builder().no_gzip().build().unwrap();
+    let url = format!("{}{CLUSTERS}?page=1&size={size}", env.base_url);
+    let response = raw.get(&url).send().await.unwrap();
+    assert_eq!(response.headers().get("content-encoding"), None);
+    response.bytes().await.unwrap().to_vec()
+}
+
+/// Go's gzip reader reads every member of a body to its end; so does the client: a page
+/// gzipped as three members reads as the plain page.
+#[tokio::test]
+async fn every_member_of_a_gzipped_page_is_read() {
+    let env = fake_api(clusters(25, "prod")).await;
+    let plain = plain_page(&env, 30).await;
+    let wire = gzip_members(&plain, 3);
+    env.api
+        .inject(FaultRule::new(Fault::Gzipped(wire)).on_page(1));
+    let (pages, err) = drain(env.client(30).list("clusters", None)).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(ids(&pages), cluster_ids(0..25));
+    // The plain page fetched above, then the client's one request.
+    assert_eq!(env.pages_requested(), [1, 1]);
+}
+
+/// Bytes after the last member that do not begin one are refused as Go's reader refuses them:
+/// ten or more are an invalid header, fewer an unexpected EOF; the error's text is the Go
+/// sentinel's, and, as there, the page is not retried.
+#[tokio::test]
+async fn trailing_bytes_after_a_gzipped_page_are_refused_as_in_go() {
+    for (tail, text) in [
+        (
+            &b"<html><body>502 Bad Gateway</body></html>"[..],
+            "failed to read response body: gzip: invalid header",
+        ),
+        (b"\r\n", "failed to read response body: unexpected EOF"),
+    ] {
+        let env = fake_api(clusters(5, "prod")).await;
+        let mut wire = gzip_members(&plain_page(&env, 10).await, 1);
+        wire.extend_from_slice(tail);
+        env.api
+            .inject(FaultRule::new(Fault::Gzipped(wire)).on_page(1).times(2));
+        let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+        assert!(pages.is_empty());
+        let err = err.expect("the gzip error");
+        assert!(matches!(err, ApiError::Gzip(_)), "{tail:?}: {err:?}");
+        assert_eq!(err.to_string(), text);
+        assert!(!err.is_retriable());
+        assert_eq!(err.metric_label(), "fetch_error");
+        // The plain page fetched above, then the client's one request: not retried.
+        assert_eq!(env.pages_requested(), [1, 1]);
+    }
+}
+
+/// The inflated-bytes bound holds over all the members of a body together: members each far
+/// under the limit whose sum is one byte over it are the oversized body error, and the same
+/// members summing to the limit still read.
+#[tokio::test]
+async fn a_gzip_bomb_spread_over_members_is_the_oversized_body_error() {
+    let limit = sentinel::api::max_body_bytes(1);
+    for (len, fits) in [(limit, true), (limit + 1, false)] {
+        let env = fake_api(clusters(3, "prod")).await;
+        let wire = gzip_members(padded_empty_page(len).as_bytes(), 64);
+        assert!(wire.len() < limit / 100, "{} bytes on the wire", wire.len());
+        env.api
+            .inject(FaultRule::new(Fault::Gzipped(wire)).on_page(1));
+        let (pages, err) = drain(env.client(1).list("clusters", None)).await;
+        if fits {
+            assert!(err.is_none(), "{err:?}");
+            assert_eq!(pages.len(), 1);
+        } else {
+            let err = err.expect("the size error");
+            assert!(
+                matches!(err, ApiError::TooLarge { limit: l, .. } if l == limit),
+                "{err}"
+            );
+            assert!(!err.is_retriable());
+        }
+    }
+}
+
+/// An error answer gzipped (the API gzips every answer for a client that asks) keeps its
+/// excerpt as text: it is inflated as far as the excerpt goes.
+#[tokio::test]
+async fn a_gzipped_error_answer_keeps_an_inflated_excerpt() {
+    let env = fake_api(clusters(3, "prod")).await;
+    env.api.set_gzip(true);
+    env.api
+        .inject(FaultRule::new(Fault::Status(404)).on_page(1));
+    let (pages, err) = drain(env.client(10).list("clusters", None)).await;
+    assert!(pages.is_empty());
+    let Some(ApiError::Http {
+        status: 404,
+        body_excerpt,
+        ..
+    }) = &err
+    else {
+        panic!("not the 404: {err:?}");
+    };
+    assert!(
+        body_excerpt.starts_with('{') && body_excerpt.contains("injected fault"),
+        "{body_excerpt}"
+    );
+}

@@ -6,7 +6,7 @@
 use crate::harness::in_process::{config, no_shutdown, rules};
 use crate::harness::now;
 use crate::harness::serve::{TempDir, free_port, sentinel_cmd};
-use sentinel::api::{ApiClient, ApiClientConfig, listing_limit};
+use sentinel::api::{ApiClient, ApiClientConfig, ApiError, listing_limit};
 use sentinel::broker::{MemoryPublisher, MessageSink, Publisher};
 use sentinel::daemon::runtime::{Daemon, UNDECODABLE_REASON};
 use std::io::{Read as _, Write as _};
@@ -211,6 +211,99 @@ async fn an_endless_listing_ends_at_the_bound() {
             assert!(requests.load(Ordering::Relaxed) <= limit / 50 + 6, "{name}");
         }
     }
+}
+
+/// A list endpoint on 127.0.0.1:0 answering every GET of the clusters collection with
+/// `Content-Encoding: gzip` and the body `body` makes; returns its base URL and the count of
+/// requests.
+async fn raw_gzip_api(
+    body: impl Fn() -> axum::body::Body + Clone + Send + Sync + 'static,
+) -> (String, Arc<AtomicU64>) {
+    let requests = Arc::new(AtomicU64::new(0));
+    let counted = requests.clone();
+    let app = axum::Router::new().route(
+        "/api/hyperfleet/v1/clusters",
+        axum::routing::get(move || {
+            counted.fetch_add(1, Ordering::Relaxed);
+            let body = body();
+            async move {
+                let headers = [
+                    ("content-type", "application/json"),
+                    ("content-encoding", "gzip"),
+                ];
+                (headers, body)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), requests)
+}
+
+/// `bytes` as one gzip member.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).expect("in memory");
+    gz.finish().expect("in memory")
+}
+
+/// A gzipped page followed by bytes that are not a gzip member (a proxy's error page after a
+/// server's answer): Go's reader refuses them, and so does the sentinel. The cycle fails with
+/// one counted fetch error, nothing is published, and the page is not retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trailing_garbage_after_a_gzipped_page_fails_the_cycle() {
+    let mut wire = gzip(&page(&[new_cluster(b"a"), new_cluster(b"b")], 2));
+    wire.extend_from_slice(b"<html><body>502 Bad Gateway</body></html>");
+    let (url, requests) = raw_gzip_api(move || axum::body::Body::from(wire.clone())).await;
+    let (mut daemon, sink) = daemon(&url, 100, 1_000_000);
+    let (_keep, mut shutdown) = no_shutdown();
+    let report = daemon.cycle(now(), &mut shutdown).await;
+    assert!(!report.completed, "{report:?}");
+    assert_eq!(report.published, 0);
+    assert!(sink.0.lock().expect("lock").is_empty());
+    let metrics = daemon.metrics().render();
+    let errors = count(
+        &metrics,
+        "hyperfleet_sentinel_api_errors_total",
+        ("error_type", "fetch_error"),
+    );
+    assert_eq!(errors, 1.0, "{metrics}");
+    assert_eq!(requests.load(Ordering::Relaxed), 1);
+}
+
+/// An endless body of empty gzip members inflates to nothing: it ends at the body bound on the
+/// bytes read off the wire, with the oversized body error (not the request timeout, which is
+/// set far away so that only the bound can end it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_stream_of_empty_gzip_members_ends_at_the_bound() {
+    let members = axum::body::Bytes::from(gzip(b"").repeat(1000));
+    let endless = move || {
+        let members = members.clone();
+        let chunks = move || Ok::<_, std::io::Error>(members.clone());
+        axum::body::Body::from_stream(futures_util::stream::repeat_with(chunks))
+    };
+    let (url, requests) = raw_gzip_api(endless).await;
+    let client = ApiClient::new(ApiClientConfig {
+        base_url: url,
+        page_size: 1,
+        timeout: Duration::from_secs(300),
+        ..ApiClientConfig::default()
+    })
+    .expect("client");
+    let mut pager = client.list("clusters", None);
+    let err = match pager.next_page().await {
+        Some(Err(err)) => err,
+        other => panic!("not an error: {other:?}"),
+    };
+    let limit = sentinel::api::max_body_bytes(1);
+    assert!(
+        matches!(err, ApiError::TooLarge { limit: l, .. } if l == limit),
+        "{err}"
+    );
+    assert_eq!(requests.load(Ordering::Relaxed), 1);
 }
 
 /// Rows 4–6: the health server cannot be held. A partial request is closed after the header

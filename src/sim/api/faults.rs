@@ -22,6 +22,10 @@ pub enum Fault {
     Body(String),
     /// Wait this long, then answer normally (longer than the client timeout: a timeout).
     Delay(Duration),
+    /// Answer 200 with these bytes as they are and `Content-Encoding: gzip` (the compression
+    /// layer leaves an encoded answer alone), whether or not the client asked: a gzip stream
+    /// made elsewhere, such as a proxy's concatenated members, or not a gzip stream at all.
+    Gzipped(Vec<u8>),
     /// Answer 200 with a truncated, unparseable JSON body.
     MalformedJson,
     /// Hold the request until a request for list page `page` has arrived, then answer normally;

@@ -23,9 +23,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 mod rows;
+mod varied;
 
 pub use rows::{ConditionRow, Stored};
 use rows::{Matches, REMEMBERED};
+pub use varied::varied_resource;
 
 /// A resource collection of the API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
