@@ -21,11 +21,12 @@
 //! this listing only. Each [`SeenIds`] draws a fresh hash key (foldhash's `quality::RandomState`:
 //! a per-process random seed and one per instance), so the next cycle's listing hashes the two
 //! ids independently and the same pair does not collide again. foldhash, not std's SipHash: an
-//! id is hashed once per resource, and SipHash cost ~260 instructions on a 36-byte id. With 64-bit hashes, a listing of a million ids has a
-//! collision with probability about 3·10⁻⁸ (n²/2⁶⁵).
+//! id is hashed once per resource, and SipHash cost ~260 instructions on a 36-byte id. With
+//! 64-bit hashes, a listing of a million ids has a collision with probability about 3·10⁻⁸
+//! (n²/2⁶⁵).
 
-use std::collections::HashSet;
 use foldhash::quality::RandomState;
+use std::collections::HashSet;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 /// How many of the newest hashes are kept in a hash set before they are merged into the
