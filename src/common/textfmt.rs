@@ -174,25 +174,44 @@ pub fn rfc3339_utc(out: &mut Vec<u8>, t: SystemTime) {
         LAST_SECOND.set((secs, text));
         out.extend_from_slice(&text);
     }
-    let (digits, value) = if nanos == 0 {
-        (0, 0)
+    // The fraction is the leading 3, 6 or 9 of the nanoseconds' nine digits (none when 0).
+    let digits = if nanos == 0 {
+        0
     } else if nanos.is_multiple_of(1_000_000) {
-        (3, nanos / 1_000_000)
+        3
     } else if nanos.is_multiple_of(1_000) {
-        (6, nanos / 1_000)
+        6
     } else {
-        (9, nanos)
+        9
     };
     let mut frac = [b'.'; 11];
-    let mut n = value;
-    for i in (1..=digits).rev() {
-        frac[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
+    nine_digits(&mut frac[1..10], nanos);
     frac[digits + 1] = b'Z';
     // No fraction: only the `Z` (frac[1]).
     let start = usize::from(digits == 0);
     out.extend_from_slice(&frac[start..digits + 2]);
+}
+
+/// The two decimal digits of every value below 100.
+static DIGIT_PAIRS: [[u8; 2]; 100] = {
+    let mut pairs = [[0u8; 2]; 100];
+    let mut n = 0;
+    while n < 100 {
+        pairs[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+        n += 1;
+    }
+    pairs
+};
+
+/// `n` (below 10⁹) as nine digits, zero-padded, into `out`: two digits a division, not one.
+fn nine_digits(out: &mut [u8], n: u32) {
+    let pair = |n: u32| DIGIT_PAIRS[n as usize % 100];
+    let (high, low) = (n / 100_000, n % 100_000);
+    out[0..2].copy_from_slice(&pair(high / 100));
+    out[2..4].copy_from_slice(&pair(high % 100));
+    out[4] = b'0' + (low / 10_000 % 10) as u8;
+    out[5..7].copy_from_slice(&pair(low / 100 % 100));
+    out[7..9].copy_from_slice(&pair(low % 100));
 }
 
 /// `2006-01-02T15:04:05` of a count of seconds since the epoch.
