@@ -7,7 +7,7 @@
 //! helpers evaluate CEL only by calling the interpreter's own functions ([`ops`], [`functions`],
 //! [`interp::eval`]), so there is one implementation of each semantic.
 
-use super::arena::Arena;
+use super::arena::{Arena, Mark};
 use crate::cel::ast::BinaryOp;
 use crate::cel::functions;
 use crate::cel::host::Resource;
@@ -682,6 +682,54 @@ pub(crate) extern "C" fn jit_list_finish(ctx: *mut Ctx, handle: u64) -> *const B
     boxed
 }
 
+/// The scope a macro's element starts: where the boxed values and the lists of this call stand,
+/// for [`jit_scope_release`] at the element's end (`u64::MAX`, releasing nothing, in the
+/// unlikely case they do not fit in one word).
+pub(crate) extern "C" fn jit_scope_mark(ctx: *mut Ctx) -> u64 {
+    let mut packed = u64::MAX;
+    // SAFETY: called by compiled code with its own context.
+    unsafe {
+        with_env(ctx, |env| {
+            let s = &*env.scratch;
+            let mark = s.boxes.mark();
+            if let (Ok(chunk), Ok(lists), Ok(len)) = (
+                u16::try_from(mark.chunk),
+                u16::try_from(s.lists_used),
+                u32::try_from(mark.len),
+            ) {
+                packed = (u64::from(chunk) << 48) | (u64::from(lists) << 32) | u64::from(len);
+            }
+            std::ptr::null()
+        });
+    }
+    packed
+}
+
+/// Ends a macro's element: drops the boxed values and lists made since [`jit_scope_mark`]
+/// gave `packed`. Nothing made in an element outlives it: the fold keeps only scalars and
+/// errors (which live apart), and `map`/`filter` push a copy of the element's value.
+pub(crate) extern "C" fn jit_scope_release(ctx: *mut Ctx, packed: u64) {
+    if packed == u64::MAX {
+        return;
+    }
+    // SAFETY: called by compiled code with its own context, with a mark of this call.
+    unsafe {
+        with_env(ctx, |env| {
+            let s = &mut *env.scratch;
+            let lists = ((packed >> 32) & 0xffff) as usize;
+            for list in s.lists.iter_mut().take(s.lists_used).skip(lists) {
+                list.clear();
+            }
+            s.lists_used = s.lists_used.min(lists);
+            s.boxes.truncate(Mark {
+                chunk: (packed >> 48) as usize,
+                len: (packed & 0xffff_ffff) as usize,
+            });
+            std::ptr::null()
+        });
+    }
+}
+
 /// What a boxed value is to `&&`, `||` and `?:`: 0 false, 1 true, 2 not a bool.
 pub(crate) extern "C" fn jit_truth(boxed: *const Boxed) -> u8 {
     // SAFETY: compiled code passes a live boxed value.
@@ -708,22 +756,6 @@ pub(crate) extern "C" fn jit_bytes_eq(a: *const u8, a_len: u64, b: *const u8, b_
         )
     };
     u8::from(x == y)
-}
-
-/// The helpers' symbol names and addresses, registered with the JIT builder.
-pub(crate) fn symbols() -> [(&'static str, *const u8); 10] {
-    [
-        ("sentinel_jit_generic", jit_generic as *const u8),
-        ("sentinel_jit_scalar", jit_scalar as *const u8),
-        ("sentinel_jit_box", jit_box as *const u8),
-        ("sentinel_jit_truth", jit_truth as *const u8),
-        ("sentinel_jit_bytes_eq", jit_bytes_eq as *const u8),
-        ("sentinel_jit_range_len", jit_range_len as *const u8),
-        ("sentinel_jit_range_item", jit_range_item as *const u8),
-        ("sentinel_jit_list_new", jit_list_new as *const u8),
-        ("sentinel_jit_list_push", jit_list_push as *const u8),
-        ("sentinel_jit_list_finish", jit_list_finish as *const u8),
-    ]
 }
 
 /// Converts a result of compiled code back to a value: `out` by `class` (the second word is
