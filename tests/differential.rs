@@ -503,8 +503,13 @@ fn corpus() -> Vec<String> {
 
 /// Compiles a standalone expression over the corpus variables for both engines.
 fn standalone(src: &str) -> (sentinel::cel::typed::TExpr, JitExpr) {
+    standalone_in(src, &Env::with_slots(&decls()))
+}
+
+/// Compiles a standalone expression in `env` for both engines.
+fn standalone_in(src: &str, env: &Env) -> (sentinel::cel::typed::TExpr, JitExpr) {
     let ast = parse(src).unwrap_or_else(|d| panic!("{src}: {d:?}"));
-    let typed = check(&ast, &Env::with_slots(&decls())).unwrap_or_else(|d| panic!("{src}: {d:?}"));
+    let typed = check(&ast, env).unwrap_or_else(|d| panic!("{src}: {d:?}"));
     let native =
         JitExpr::compile(&typed, &jit::Options::default()).unwrap_or_else(|e| panic!("{src}: {e}"));
     (typed, native)
@@ -701,8 +706,8 @@ fn a_macro_over_a_resource_field_decides_in_memory_of_the_resources_size() {
     let size = json.to_string().len();
     assert!(size > 50_000, "{size} bytes");
     let rules = [
-        "resource.spec.items.all(x, x <= resource.spec.limit * 1000000)",
-        "!resource.spec.items.exists(x, x > resource.spec.limit * 1000000)",
+        "resource.spec.items.all(x, x <= resource.spec.limit * 1000000.0)",
+        "!resource.spec.items.exists(x, x > resource.spec.limit * 1000000.0)",
         "resource.spec.items.map(x, x + resource.spec.limit).size() == 9000",
         "resource.spec.names.filter(n, n == 'n' + string(resource.spec.limit)).size() == 1",
         "resource.spec.items.all(x, resource.spec.names.exists(n, n == 'n0') && has(resource.spec))",
@@ -804,8 +809,18 @@ fn values_past_the_size_limit_are_the_same_error_in_both_engines() {
         (format!(r#"{{"a": {big}, "b": {big}}}"#), "map"),
     ];
     let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let resource = Arc::new(Resource::from_json(json!({
+        "id": "c1", "kind": "Cluster", "generation": 2,
+        "spec": {"replicas": 3, "ratio": 1.5, "list": [1, 2], "nested": {"n": 2},
+                 "big": 9007199254740993_i64},
+        "metadata": {"count": 5},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "observed_generation": 2,
+            "last_updated_time": "2025-10-21T11:00:00Z",
+            "last_transition_time": "2025-10-21T11:00:00Z"}]}
+    })));
     let act = Activation {
         slots: &slots,
+        resource: Some(&resource),
         ..Activation::default()
     };
     let mut scratch = jit::Scratch::default();
@@ -864,8 +879,18 @@ fn open_behaviours_follow_cel_go_in_both_engines() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jit/cel-go.txt");
     let text = std::fs::read_to_string(path).expect("table readable");
     let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let resource = Arc::new(Resource::from_json(json!({
+        "id": "c1", "kind": "Cluster", "generation": 2,
+        "spec": {"replicas": 3, "ratio": 1.5, "list": [1, 2], "nested": {"n": 2},
+                 "big": 9007199254740993_i64},
+        "metadata": {"count": 5},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "observed_generation": 2,
+            "last_updated_time": "2025-10-21T11:00:00Z",
+            "last_transition_time": "2025-10-21T11:00:00Z"}]}
+    })));
     let act = Activation {
         slots: &slots,
+        resource: Some(&resource),
         ..Activation::default()
     };
     let mut scratch = jit::Scratch::default();
@@ -880,7 +905,8 @@ fn open_behaviours_follow_cel_go_in_both_engines() {
             .unwrap_or_else(|| panic!("no `  =>  ` in {line:?}"));
         n += 1;
         let want = expected(want.trim());
-        let (typed, native) = standalone(src.trim());
+        // The corpus variables, and `resource`, `now` and `condition()` as a decision has them.
+        let (typed, native) = standalone_in(src.trim(), &Env::decision(&decls()));
         for (engine, got) in [
             ("interp", interp::eval(&typed, &act)),
             ("jit", native.eval(&act, &mut scratch)),

@@ -681,15 +681,13 @@ impl std::fmt::Debug for Resource {
     }
 }
 
-/// Converts JSON to a CEL value: integers that fit become `int`, other numbers `double`.
+/// Converts untyped JSON to a CEL value as cel-go sees what Go's `encoding/json` decodes into
+/// `interface{}` (the Go sentinel's `spec` and `metadata`): every number a `double`.
 pub fn json_to_value(json: &Json) -> Value {
     match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        Json::Number(n) => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
         Json::String(s) => Value::string(s),
         Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
         Json::Object(obj) => {
