@@ -18,8 +18,8 @@ use sentinel::cel::failing::failing_calls;
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::cel::{Env, check, parse};
-use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use sentinel::resource::Resource;
+use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use std::sync::{Arc, OnceLock};
 
 /// At most this many params per input, so one input stays one small program.

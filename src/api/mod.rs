@@ -282,7 +282,7 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
 /// Decodes one list page under the rules' projection (public for the page-decoding bench and
 /// the fuzz target). The body is copied into a shared text that the page's resources keep
 /// their JSON in ([`decode_body`], which `serve` calls with the body it read, takes it over
-/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_page`]).
+/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_list`]).
 pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
     decode_body(body.to_vec(), projection)
 }
@@ -293,7 +293,7 @@ pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Dec
 /// changes that string, and the rest of the page is decided as usual.
 pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
     let text: crate::resource::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
-    let page = crate::resource::decode_page(&text, projection).map_err(ApiError::Decode)?;
+    let page = crate::resource::decode_list(&text, projection).map_err(ApiError::Decode)?;
     Ok(Decoded {
         items: page.items,
         total: page.total.max(0) as u64,

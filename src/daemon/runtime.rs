@@ -635,7 +635,7 @@ mod tests {
             let api = ApiClient::new(ApiClientConfig::default()).expect("client");
             let publisher = Publisher::Memory(MemoryPublisher::new(Arc::new(Discard)));
             let daemon = Daemon::new(&config, rules.clone(), api, publisher);
-            let decoded = crate::resource::decode_page(&body, &rules.projection).expect("page");
+            let decoded = crate::resource::decode_list(&body, &rules.projection).expect("page");
             let mut scratch = Scratch::default();
             let mut published = 0;
             for resource in decoded.items {

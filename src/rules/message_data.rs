@@ -446,7 +446,7 @@ mod tests {
         let page: crate::resource::SharedText =
             Arc::new(format!(r#"{{"items":[{}],"total":3}}"#, texts.join(",")));
         let projection = Arc::new(crate::cel::host::Projection::base());
-        let items = crate::resource::decode_page(&page, &projection)
+        let items = crate::resource::decode_list(&page, &projection)
             .expect("decodes")
             .items;
         resources.extend(items);
