@@ -837,11 +837,11 @@ async fn otlp_grpc_requests_are_gzipped() {
 /// the Go SDK has it.
 async fn exports_over_tls(grpc: bool) {
     let _ = logs();
-    let certs = crate::common::otlp_tls::certs();
+    let certs = crate::common::tls::pki(&["localhost", "127.0.0.1"]);
     let receiver = receiver(
         grpc,
         otlp::Options {
-            tls: Some(certs.server_config()),
+            tls: Some(certs.server_config(true)),
             ..otlp::Options::default()
         },
     )
@@ -909,7 +909,7 @@ async fn otlp_certificate_files_are_read_as_the_go_sdk_reads_them() {
     });
     assert_eq!(warned.len(), 1, "{warned:#?}");
 
-    let certs = crate::common::otlp_tls::certs();
+    let certs = crate::common::tls::pki(&["localhost", "127.0.0.1"]);
     let ca = certs.ca.display().to_string();
     let e = otlp_telemetry(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
