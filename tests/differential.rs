@@ -18,13 +18,13 @@
 mod random;
 
 use sentinel::cel::check::Env;
+use sentinel::cel::host::Resource;
 use sentinel::cel::interp::{self, Activation};
 use sentinel::cel::jit::{self, JitExpr, JitProgram, Nativeness};
 use sentinel::cel::time::{Timestamp, parse_duration, parse_timestamp};
 use sentinel::cel::types::Type;
 use sentinel::cel::value::{ErrorKind, EvalResult, Map, Value, value_bytes};
 use sentinel::cel::{check, parse};
-use sentinel::resource::Resource;
 use sentinel::resource::corpus::fleet;
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use serde_json::{Value as Json, json};

@@ -15,10 +15,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::cel::failing::failing_calls;
+use sentinel::cel::host::Resource;
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::cel::{Env, check, parse};
-use sentinel::resource::Resource;
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
 use std::sync::{Arc, OnceLock};
 

@@ -35,8 +35,8 @@ pub use gunzip::{GunzipError, GzipError, gunzip};
 pub use retry::Backoff;
 pub use url::search_from_selector;
 
+use crate::cel::host::{Projection, Resource};
 use crate::common::redact::mask_url;
-use crate::resource::{Projection, Resource};
 use crate::telemetry::{HttpSpan, Tracing};
 use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
@@ -292,7 +292,7 @@ pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Dec
 /// U+FFFD ([`crate::resource::json::utf8_as_go`]): a bad byte inside one resource's string
 /// changes that string, and the rest of the page is decided as usual.
 pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
-    let text: crate::resource::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
+    let text: crate::cel::host::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
     let page = crate::resource::decode_list(&text, projection).map_err(ApiError::Decode)?;
     Ok(Decoded {
         items: page.items,

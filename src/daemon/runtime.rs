@@ -16,10 +16,10 @@ use super::metrics::Metrics;
 use crate::api::{ApiClient, ApiClientConfig, ApiError};
 use crate::broker::event::Event;
 use crate::broker::{Outbound, PublishError, Publisher};
-use crate::cel::time::Timestamp;
 #[cfg(test)]
-use crate::resource::SharedText;
-use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
+use crate::cel::host::SharedText;
+use crate::cel::host::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
+use crate::cel::time::Timestamp;
 use crate::rules::Rules;
 use crate::rules::decision::Scratch;
 use crate::telemetry;

@@ -15,11 +15,10 @@
 //!
 //! A resource over [`MAX_RESOURCE_BYTES`] of JSON is not decoded at all (its memory would grow
 //! with its size, several times over): only its id is read, every other field is an error, and
-//! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
+//! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`](crate::cel::host::TOO_LARGE_REASON).
 
-pub use crate::cel::host::{
-    CONDITION_FIELDS, Condition, Field, JsonText, MAX_RESOURCE_BYTES, Projection, RESOURCE_FIELDS,
-    Resource, SharedText, TOO_LARGE_REASON, Text, Time, json_to_value,
+use crate::cel::host::{
+    Condition, JsonText, MAX_RESOURCE_BYTES, Projection, Resource, SharedText, Text,
 };
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -144,6 +143,7 @@ fn oversized(text: &str) -> Resource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cel::host::{CONDITION_FIELDS, RESOURCE_FIELDS};
     use crate::cel::value::ErrorKind;
 
     #[test]

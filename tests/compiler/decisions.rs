@@ -16,13 +16,13 @@
 
 use crate::known_list::KnownList;
 use sentinel::cel::check::Env;
+use sentinel::cel::host::{CONDITION_FIELDS, Resource};
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::cel::types::Type;
 use sentinel::cel::value::Map;
 use sentinel::cel::value::{ErrorKind, EvalError, EvalResult, Value};
 use sentinel::cel::{check, parser};
-use sentinel::resource::{CONDITION_FIELDS, Resource};
 use sentinel::rules::decision::{DecisionSource, ParamSource, Program, Reason};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
