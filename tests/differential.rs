@@ -809,18 +809,8 @@ fn values_past_the_size_limit_are_the_same_error_in_both_engines() {
         (format!(r#"{{"a": {big}, "b": {big}}}"#), "map"),
     ];
     let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
-    let resource = Arc::new(Resource::from_json(json!({
-        "id": "c1", "kind": "Cluster", "generation": 2,
-        "spec": {"replicas": 3, "ratio": 1.5, "list": [1, 2], "nested": {"n": 2},
-                 "big": 9007199254740993_i64},
-        "metadata": {"count": 5},
-        "status": {"conditions": [{"type": "Ready", "status": "True", "observed_generation": 2,
-            "last_updated_time": "2025-10-21T11:00:00Z",
-            "last_transition_time": "2025-10-21T11:00:00Z"}]}
-    })));
     let act = Activation {
         slots: &slots,
-        resource: Some(&resource),
         ..Activation::default()
     };
     let mut scratch = jit::Scratch::default();
@@ -874,12 +864,9 @@ fn expected(text: &str) -> Expected {
     Expected::Value(interp::eval_constant(&typed).unwrap_or_else(|e| panic!("{text}: {e}")))
 }
 
-#[test]
-fn open_behaviours_follow_cel_go_in_both_engines() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jit/cel-go.txt");
-    let text = std::fs::read_to_string(path).expect("table readable");
-    let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
-    let resource = Arc::new(Resource::from_json(json!({
+/// The resource `tests/data/jit/cel-go.txt` reads (its comment there says what it holds).
+fn table_resource() -> Arc<Resource> {
+    Arc::new(Resource::from_json(json!({
         "id": "c1", "kind": "Cluster", "generation": 2,
         "spec": {"replicas": 3, "ratio": 1.5, "list": [1, 2], "nested": {"n": 2},
                  "big": 9007199254740993_i64},
@@ -887,7 +874,15 @@ fn open_behaviours_follow_cel_go_in_both_engines() {
         "status": {"conditions": [{"type": "Ready", "status": "True", "observed_generation": 2,
             "last_updated_time": "2025-10-21T11:00:00Z",
             "last_transition_time": "2025-10-21T11:00:00Z"}]}
-    })));
+    })))
+}
+
+#[test]
+fn open_behaviours_follow_cel_go_in_both_engines() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jit/cel-go.txt");
+    let text = std::fs::read_to_string(path).expect("table readable");
+    let slots: Vec<EvalResult> = bindings().swap_remove(0).into_iter().map(Ok).collect();
+    let resource = table_resource();
     let act = Activation {
         slots: &slots,
         resource: Some(&resource),
