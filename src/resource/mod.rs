@@ -23,6 +23,7 @@ pub use crate::cel::host::{
 };
 use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in, parsed_if_canonical_utc};
 use crate::cel::value::{ErrorKind, EvalError};
+pub use fields::Fields;
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -30,6 +31,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub mod corpus;
+mod fields;
 pub mod json;
 mod page;
 mod tree;
