@@ -9,7 +9,9 @@
 //! U+FFFD) against a byte-by-byte decoding, with the page decoded from the bytes as from that
 //! text; and the bytes as a gzipped body, inflated as Go's gzip reader reads one (every member,
 //! trailing bytes refused) within a bound on the inflated bytes that no member count gets past,
-//! what inflates decoded as a page. Nothing may panic, hang or blow up, whatever the bytes.
+//! what inflates decoded as a page; and each item against the default rules' `fields`, the
+//! check that a projected answer carries every field asked for reading as serde_json's tree of
+//! it reads. Nothing may panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
@@ -20,8 +22,8 @@ use sentinel::api::{
 use sentinel::cel::time::{
     CANONICAL_MAX, canonical_rfc3339_parsed_in, parse_timestamp, parsed_if_canonical_utc,
 };
-use sentinel::resource::decode_tree;
 use sentinel::resource::json::utf8_as_go;
+use sentinel::resource::{Fields, decode_tree};
 use sentinel::rules::Rules;
 use sentinel::rules::decision::Scratch;
 use std::sync::{Arc, OnceLock};
@@ -29,7 +31,9 @@ use std::time::Duration;
 
 fuzz_target!(|data: &[u8]| {
     static RULES: OnceLock<Rules> = OnceLock::new();
+    static FIELDS: OnceLock<Fields> = OnceLock::new();
     let rules = RULES.get_or_init(|| Rules::defaults().expect("the default rules compile"));
+    let fields = FIELDS.get_or_init(|| Fields::of(&rules.projection).expect("projectable"));
     retry_after(data);
     canonical_time(data);
     gzipped(data);
@@ -80,6 +84,9 @@ fuzz_target!(|data: &[u8]| {
         )
     };
     for (c, p) in complete.items.into_iter().zip(projected.items) {
+        if let Err(why) = fields.check_against_serde(c.json_text()) {
+            panic!("the fields check reads the item as serde does: {why}");
+        }
         if c.too_large().is_none() {
             let tree = decode_tree(c.json_text());
             assert_eq!(

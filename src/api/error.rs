@@ -104,6 +104,14 @@ impl ApiError {
         }
     }
 
+    /// Whether the API refused the request itself (a 4xx other than 401, 403, 404, 408 and
+    /// 429): a search or a field it does not support, a URL too long for it. What the daemon
+    /// falls back from (its server filter, `fields`), never an outage.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, ApiError::Http { status, .. }
+            if (400..500).contains(status) && !matches!(status, 401 | 403 | 404 | 408 | 429))
+    }
+
     /// The `error_type` label of the fetch-error metric: `auth_error` for token failures,
     /// `fetch_error` for everything else.
     pub fn metric_label(&self) -> &'static str {

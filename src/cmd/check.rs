@@ -68,14 +68,18 @@ fn queries(
     let sweep = config
         .full_sweep_interval
         .map(crate::common::go::go_duration_string);
+    let every = match (&sweep, plan.sweep) {
+        (Some(s), _) => format!("   full_sweep_interval: {s}"),
+        (None, Some(default)) => format!(
+            "   full_sweep_interval: {} (default)",
+            crate::common::go::go_duration_string(default)
+        ),
+        (None, None) => String::new(),
+    };
     writeln!(
         out,
-        "server_filters: {}{}",
-        config.server_filters.text(),
-        sweep
-            .as_ref()
-            .map(|s| format!("   full_sweep_interval: {s}"))
-            .unwrap_or_default()
+        "server_filters: {}{every}",
+        config.server_filters.text()
     )?;
     let derived = plan
         .derived
@@ -133,20 +137,23 @@ fn queries(
         match crate::rules::filter::counterexample(program, filter, now, PROBES, 1) {
             None => writeln!(
                 out,
-                "  no resource the rules publish is left out ({PROBES} resources built from the                  boundary values of every constant of the rules and the search)"
+                "  no resource the rules publish is left out ({PROBES} resources built from the \
+                 boundary values of every constant of the rules and the search)"
             )?,
             Some(found) => {
                 let resource = found.resource.to_string();
                 match &sweep {
                     Some(s) => writeln!(
                         out,
-                        "  warning: the search leaves out a resource the rules publish (listed by                          the full sweep, at most {s} + poll_interval late): {resource}"
+                        "  warning: the search leaves out a resource the rules publish (listed by \
+                         the full sweep, at most {s} + poll_interval late): {resource}"
                     )?,
                     None => {
                         return Err(CmdError::Input {
                             origin: "server_filters".into(),
                             message: format!(
-                                "the search leaves out a resource the rules publish at {at}, and                                  no full_sweep_interval lists it: {resource}"
+                                "the search leaves out a resource the rules publish at {at}, and \
+                                 no full_sweep_interval lists it: {resource}"
                             ),
                         });
                     }
@@ -155,7 +162,7 @@ fn queries(
         }
     }
     match (&plan.fields, config.server_projection) {
-        (Some(fields), _) => writeln!(out, "server_projection: fields={fields}")?,
+        (Some(fields), _) => writeln!(out, "server_projection: fields={}", fields.param())?,
         (None, false) => writeln!(out, "server_projection: off")?,
         (None, true) => writeln!(out, "server_projection: on, but nothing is projected")?,
     }

@@ -20,6 +20,7 @@
 use crate::cel::host::{
     Condition, JsonText, MAX_RESOURCE_BYTES, Projection, Resource, SharedText, Text,
 };
+pub use fields::Fields;
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -27,6 +28,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub mod corpus;
+mod fields;
 pub mod json;
 mod page;
 mod tree;

@@ -22,9 +22,11 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+mod ordered;
 mod rows;
 mod varied;
 
+pub use ordered::Order;
 pub use rows::{ConditionRow, Stored};
 use rows::{Matches, REMEMBERED};
 pub use varied::varied_resource;
