@@ -2,8 +2,9 @@
 //! the same bytes as a broker.yaml → the broker config parser, as `serve` reads it; the same
 //! bytes as `NAME=value` lines → the `OTEL_*` environment reader (its `OTEL_BSP_*` sizes within
 //! their caps) and the OTLP exporter's (endpoints, headers, timeout); each line as `BROKER_RABBITMQ_URL` → the broker config's URL checks (vhost,
-//! `frame_max`), and as a URL to mask, whose password no masked copy may hold. Nothing may
-//! panic, hang or blow up, whatever the bytes.
+//! `frame_max`), and as a URL to mask, whose password no masked copy may hold; each line as
+//! `HYPERFLEET_SERVER_FILTERS` (a search, or a list of them as a YAML flow sequence) → the
+//! config loader. Nothing may panic, hang or blow up, whatever the bytes.
 
 #![no_main]
 
@@ -39,8 +40,19 @@ fuzz_target!(|data: &[u8]| {
     assert!(settings.batch.max_export_batch_size <= settings.batch.max_queue_size);
     for line in text.lines().take(64) {
         amqp_url(line);
+        server_filters(line);
     }
 });
+
+/// `line` as `HYPERFLEET_SERVER_FILTERS` over a minimal config.
+fn server_filters(line: &str) {
+    const MINIMAL: &str = "resource_type: clusters\nclients:\n  hyperfleet_api:\n    base_url: \
+                           http://api:8000\n  broker:\n    topic: t\n";
+    let env = |name: &str| (name == "HYPERFLEET_SERVER_FILTERS").then(|| line.to_string());
+    if let Ok(config) = load_str(MINIMAL, "fuzz.yaml", &ConfigFlags::default(), &env) {
+        let _ = config.server_filters.to_string();
+    }
+}
 
 /// `line` as the broker URL from the environment, and as a URL to mask.
 fn amqp_url(line: &str) {

@@ -76,11 +76,7 @@ fn queries(
         ),
         (None, None) => String::new(),
     };
-    writeln!(
-        out,
-        "server_filters: {}{every}",
-        config.server_filters.text()
-    )?;
+    writeln!(out, "server_filters: {}{every}", config.server_filters)?;
     let derived = plan
         .derived
         .clone()
@@ -132,7 +128,7 @@ fn queries(
     for w in &plan.warnings {
         writeln!(out, "  warning: {w}")?;
     }
-    if let (ServerFilters::Search(_), Some(filter)) = (&config.server_filters, &plan.filter) {
+    if let (false, Some(filter)) = (config.server_filters.searches().is_empty(), &plan.filter) {
         let program = rules.decision.program();
         match crate::rules::filter::counterexample(program, filter, now, PROBES, 1) {
             None => writeln!(
@@ -142,6 +138,7 @@ fn queries(
             )?,
             Some(found) => {
                 let resource = found.resource.to_string();
+                let origin = leaving_out(&config.server_filters, &found.resource, now);
                 match &sweep {
                     Some(s) => writeln!(
                         out,
@@ -150,7 +147,7 @@ fn queries(
                     )?,
                     None => {
                         return Err(CmdError::Input {
-                            origin: "server_filters".into(),
+                            origin,
                             message: format!(
                                 "the search leaves out a resource the rules publish at {at}, and \
                                  no full_sweep_interval lists it: {resource}"
@@ -167,6 +164,32 @@ fn queries(
         (None, true) => writeln!(out, "server_projection: on, but nothing is projected")?,
     }
     Ok(())
+}
+
+/// Which of the operator's searches leaves `resource` out at `now`: `server_filters`, or
+/// `server_filters[i]` of a list.
+fn leaving_out(
+    filters: &crate::daemon::config::ServerFilters,
+    resource: &serde_json::Value,
+    now: crate::cel::time::Timestamp,
+) -> String {
+    use crate::daemon::config::ServerFilters;
+    let ServerFilters::Searches(list) = filters else {
+        return "server_filters".into();
+    };
+    let resource = crate::cel::host::Resource::from_json(resource.clone());
+    let left: Vec<String> = list
+        .iter()
+        .enumerate()
+        .filter(|(_, text)| {
+            crate::tsl::parse(text).is_ok_and(|t| t.eval(&resource, now) != Some(true))
+        })
+        .map(|(i, _)| format!("server_filters[{i}]"))
+        .collect();
+    match left.is_empty() {
+        true => "server_filters".into(),
+        false => left.join(", "),
+    }
 }
 
 /// The widest name column of the summary.

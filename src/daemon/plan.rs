@@ -134,6 +134,11 @@ impl Plan {
             }
             // Validated at load; a search that no longer parses cannot happen.
             ServerFilters::Search(text) => tsl::parse(text).ok().filter(|t| *t != Tsl::True),
+            // ANDed in order, as the Go sentinel's client joins its filters.
+            ServerFilters::Searches(list) => {
+                let all = Tsl::and(list.iter().filter_map(|text| tsl::parse(text).ok()));
+                (all != Tsl::True).then_some(all)
+            }
         }
     }
 
