@@ -66,8 +66,7 @@ pub fn json_plain(text: &str) -> bool {
     for chunk in &mut words {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        if has_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\') {
+        if json_special(u64::from_le_bytes(word)) {
             return false;
         }
     }
@@ -77,10 +76,26 @@ pub fn json_plain(text: &str) -> bool {
         .all(|&b| b >= 0x20 && b != b'"' && b != b'\\')
 }
 
+/// Whether a word has a control byte, `"` or `\\` (exact as a yes or no). `w ^ 0x02` maps `"`
+/// to 0x20 and the control bytes among themselves, so one "below 0x21" test finds both; bytes
+/// from 0x80 are excluded by `!word` (the xors keep the high bit). A borrow can flag a byte
+/// above a true one, never one below: a flag means there is one.
+fn json_special(word: u64) -> bool {
+    let quote_or_control = (word ^ (ONES * 0x02)).wrapping_sub(ONES * 0x21);
+    let backslash = (word ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES);
+    (quote_or_control | backslash) & !word & HIGHS != 0
+}
+
 /// A buffer [`json_str`] appends to: the span lines' bytes or the log lines' text.
 pub trait TextBuf {
     /// Appends `text` as it is.
     fn push_text(&mut self, text: &str);
+    /// Appends `text` between quotes, as it is.
+    fn push_quoted(&mut self, text: &str) {
+        self.push_text("\"");
+        self.push_text(text);
+        self.push_text("\"");
+    }
     /// Appends `text` as a JSON string, quotes and escapes as serde_json writes them.
     fn push_json_escaped(&mut self, text: &str);
 }
@@ -88,6 +103,13 @@ pub trait TextBuf {
 impl TextBuf for Vec<u8> {
     fn push_text(&mut self, text: &str) {
         self.extend_from_slice(text.as_bytes());
+    }
+
+    fn push_quoted(&mut self, text: &str) {
+        self.reserve(text.len() + 2);
+        self.push(b'"');
+        self.extend_from_slice(text.as_bytes());
+        self.push(b'"');
     }
 
     fn push_json_escaped(&mut self, text: &str) {
@@ -110,9 +132,7 @@ impl TextBuf for String {
 /// usual case, [`json_plain`]) is copied as it is.
 pub fn json_str(out: &mut impl TextBuf, text: &str) {
     if json_plain(text) {
-        out.push_text("\"");
-        out.push_text(text);
-        out.push_text("\"");
+        out.push_quoted(text);
     } else {
         out.push_json_escaped(text);
     }
@@ -258,7 +278,8 @@ mod tests {
     #[test]
     fn word_scans_agree_with_byte_scans() {
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let alphabet = b"ab \"\\\x1f\x7f\x00~\x20\xc3\xa9";
+        // With the neighbours of the bytes escaped (`!`, `#`, `[`, `]`, 0x1e).
+        let alphabet = b"ab \"\\\x1f\x7f\x00~\x20\xc3\xa9!#[]\x1e";
         for len in 0..40 {
             for _ in 0..200 {
                 let mut text = Vec::new();

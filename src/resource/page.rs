@@ -260,10 +260,13 @@ impl<'a> Scan<'a> {
                 }
             };
             if out.is_empty() {
-                // Room for as many more items of the first one's size as the rest could hold
-                // (capped): no reallocation while a page of alike items is decoded.
+                // Room for as many more items of the first one's size as the rest could hold,
+                // and a quarter more, for items of a varied fleet are smaller than the first
+                // by as much (capped): no reallocation, each moving every item decoded so far,
+                // while a page of alike items is decoded.
                 let size = (self.i - start).max(1);
-                out.reserve(((self.b.len() - self.i) / size + 1).min(MAX_ITEMS_RESERVED));
+                let more = (self.b.len() - self.i) / size + 1;
+                out.reserve((more + more / 4).min(MAX_ITEMS_RESERVED));
             }
             out.push(resource);
             self.ws();
