@@ -22,7 +22,7 @@
 
 use super::error::{ApiError, BODY_EXCERPT_LEN};
 use super::gunzip::{self, GunzipError};
-use crate::resource::MAX_RESOURCE_BYTES;
+use crate::cel::host::MAX_RESOURCE_BYTES;
 use std::time::Duration;
 
 /// What a list page may hold beyond its resources: the envelope's `kind`, `page`, `size` and

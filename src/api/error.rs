@@ -39,7 +39,7 @@ pub enum ApiError {
     TooLarge {
         /// The limit in bytes.
         limit: usize,
-        /// The per-resource limit it is derived from ([`crate::resource::MAX_RESOURCE_BYTES`]).
+        /// The per-resource limit it is derived from ([`crate::cel::host::MAX_RESOURCE_BYTES`]).
         resource_limit: usize,
         /// The envelope slack it adds ([`super::PAGE_ENVELOPE_SLACK`]).
         slack: usize,
@@ -102,6 +102,14 @@ impl ApiError {
             | ApiError::Decode(_)
             | ApiError::Config(_) => false,
         }
+    }
+
+    /// Whether the API refused the request itself (a 4xx other than 401, 403, 404, 408 and
+    /// 429): a search or a field it does not support, a URL too long for it. What the daemon
+    /// falls back from (its server filter, `fields`), never an outage.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, ApiError::Http { status, .. }
+            if (400..500).contains(status) && !matches!(status, 401 | 403 | 404 | 408 | 429))
     }
 
     /// The `error_type` label of the fetch-error metric: `auth_error` for token failures,

@@ -2,7 +2,10 @@
 //! resource collection.
 //!
 //! Takes an [`ApiClientConfig`]; gives [`ApiClient::probe`] and [`ApiClient::list`], whose
-//! [`Pager`] yields the collection page by page, in page order, while fetching a few pages ahead.
+//! [`Pager`] yields the collection page by page, in page order, while fetching a few pages ahead
+//! (or, listed by id, one after the other: `pager.rs` says why); and the one-request questions
+//! a daemon asks of a listing: whether the API accepts its search and fields
+//! ([`ApiClient::try_listing`]) and which ids it holds now ([`ApiClient::kept`]).
 //!
 //! Invariants:
 //! - memory does not grow with the fleet: at most `prefetch` pages are buffered, fewer while
@@ -18,11 +21,15 @@
 //!   page requests (an insertion ahead of the cursor pushes items from one page onto the next,
 //!   however many pages later): every id yielded is remembered as a 64-bit hash for the whole
 //!   listing, 8 bytes per id (merged in place), so a million resources cost 8 MB. A hash
-//!   collision can only skip a resource for one cycle (see `seen.rs`).
+//!   collision can only skip a resource for one cycle (see `seen.rs`). [`Pager::then`] carries
+//!   them over into the listing after it;
+//! - a projected page is yielded only when each item carries every field asked for
+//!   ([`crate::resource::Fields::missing`]); else it is listed again without `fields`.
 
 mod body;
 mod error;
 mod gunzip;
+mod pager;
 mod retry;
 mod seen;
 mod token;
@@ -32,11 +39,13 @@ pub use body::{PAGE_ENVELOPE_SLACK, max_body_bytes};
 pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError, parse_retry_after};
 pub use gunzip::{GunzipError, GzipError, gunzip};
 
+pub use pager::{Degraded, MAX_LISTED_RESOURCES, PREFETCH_BYTES, Pager, listing_limit};
 pub use retry::Backoff;
-pub use url::search_from_selector;
+pub use url::{BY_ID_SEARCH_SLACK, search_from_selector};
 
+use crate::cel::host::{Projection, Resource};
 use crate::common::redact::mask_url;
-use crate::resource::{Projection, Resource};
+use crate::resource::Fields;
 use crate::telemetry::{HttpSpan, Tracing};
 use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
@@ -45,7 +54,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use token::TokenSource;
-use tokio::task::JoinHandle;
 
 /// What the client needs from the sentinel configuration.
 #[derive(Clone, Debug)]
@@ -191,6 +199,8 @@ impl ApiClient {
             inner: self.inner.clone(),
             collection: self.collection_url(resource_type),
             search: search.map(str::to_string),
+            fields: None,
+            by_id: None,
             next_number: 1,
             parent: self
                 .inner
@@ -200,13 +210,66 @@ impl ApiClient {
                 .then(opentelemetry::Context::current),
             in_flight: VecDeque::new(),
             received: 0,
+            pass: 0,
             limit: None,
             last_bytes: 0,
             seen: SeenIds::new(),
-            drops: DropLog::default(),
+            drops: Default::default(),
             done: false,
-            fields: None,
+            degraded: Degraded::default(),
         }
+    }
+
+    /// The first request of a listing by `search` asking for `fields` (and `order=id` when
+    /// `by_id`), for one item, retried as a page is: `Ok(None)` when the API accepts it and its
+    /// item (if any) carries every field asked for, `Ok(Some(field))` when the item lacks
+    /// `field`, and the error (a 400 for a search or a field the API refuses) otherwise.
+    pub async fn try_listing(
+        &self,
+        resource_type: &str,
+        search: Option<&str>,
+        fields: Option<&Fields>,
+        by_id: bool,
+    ) -> Result<Option<&'static str>, ApiError> {
+        let collection = self.collection_url(resource_type);
+        let param = fields.map(Fields::param);
+        let url = if by_id {
+            url::by_id_url(&collection, 1, search, None, param)
+        } else {
+            url::page_url(&collection, 1, 1, search, param)
+        };
+        let body = self.inner.clone().fetch_page(url, 1).await?;
+        let page = decode_body(body, &Arc::new(Projection::base()))?;
+        Ok(fields.and_then(|f| page.items.iter().find_map(|r| f.missing(r.json_text()))))
+    }
+
+    /// Which of `ids` a listing by `search` holds now: `search` ANDed with `id in [...]`, in as
+    /// many requests as the API's bounds on a search and a page need, each retried as a page
+    /// is.
+    pub async fn kept(
+        &self,
+        resource_type: &str,
+        search: Option<&str>,
+        ids: &[String],
+    ) -> Result<Vec<String>, ApiError> {
+        let collection = self.collection_url(resource_type);
+        let most = self.inner.config.page_size.clamp(1, 100) as usize;
+        let mut kept = Vec::new();
+        let mut rest = ids;
+        while !rest.is_empty() {
+            let (search, n) = url::id_in_search(search, rest, most);
+            let n = n.max(1);
+            let url = url::page_url(&collection, 1, n as u32, Some(&search), None);
+            let body = self.inner.clone().fetch_page(url, 1).await?;
+            let page = decode_body(body, &Arc::new(Projection::base()))?;
+            kept.extend(
+                page.items
+                    .iter()
+                    .filter_map(|r| r.id().ok().map(|id| id.as_str().to_string())),
+            );
+            rest = &rest[n.min(rest.len())..];
+        }
+        Ok(kept)
     }
 
     fn collection_url(&self, resource_type: &str) -> String {
@@ -282,7 +345,7 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
 /// Decodes one list page under the rules' projection (public for the page-decoding bench and
 /// the fuzz target). The body is copied into a shared text that the page's resources keep
 /// their JSON in ([`decode_body`], which `serve` calls with the body it read, takes it over
-/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_page`]).
+/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_list`]).
 pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
     decode_body(body.to_vec(), projection)
 }
@@ -292,228 +355,13 @@ pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Dec
 /// U+FFFD ([`crate::resource::json::utf8_as_go`]): a bad byte inside one resource's string
 /// changes that string, and the rest of the page is decided as usual.
 pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
-    let text: crate::resource::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
-    let page = crate::resource::decode_page(&text, projection).map_err(ApiError::Decode)?;
+    let text: crate::cel::host::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
+    let page = crate::resource::decode_list(&text, projection).map_err(ApiError::Decode)?;
     Ok(Decoded {
         items: page.items,
         total: page.total.max(0) as u64,
         bytes: text.len(),
     })
-}
-
-/// One page's fetch, a task of its own: the page's body (decoded by [`Pager::next_page`]).
-type Fetch = JoinHandle<Result<Vec<u8>, ApiError>>;
-
-/// The pages of one listing, yielded in order while up to `prefetch` pages are fetched ahead.
-///
-/// Pages are requested from 1 until the items received reach the `total` of the latest page or a
-/// page comes back empty. Once the first page reveals `total`, the next pages are requested
-/// concurrently (at most `prefetch` requested or buffered at once); each is yielded only after all
-/// earlier ones. After an error the pager yields `None`: the caller abandons the cycle, and the
-/// pages fetched ahead are cancelled. Dropping the pager cancels them too.
-#[derive(Debug)]
-pub struct Pager {
-    inner: Arc<Inner>,
-    projection: Arc<Projection>,
-    collection: String,
-    search: Option<String>,
-    /// The `fields` parameter (the API's projection), if any.
-    fields: Option<String>,
-    next_number: u32,
-    /// The trace context the pages' GET spans are children of (the poll span), when tracing.
-    parent: Option<opentelemetry::Context>,
-    /// The pages requested ahead, by number.
-    in_flight: VecDeque<(u32, Fetch)>,
-    /// Items received so far, repeats included.
-    received: u64,
-    /// The most items this listing may receive, set by the first page ([`listing_limit`]).
-    limit: Option<u64>,
-    /// The size of the latest page's text, by which prefetching is bounded.
-    last_bytes: usize,
-    seen: SeenIds,
-    drops: DropLog,
-    done: bool,
-}
-
-impl Pager {
-    /// The same listing asking the API for `fields` only (its `fields` parameter).
-    pub fn with_fields(mut self, fields: Option<&str>) -> Pager {
-        self.fields = fields.map(str::to_string);
-        self
-    }
-
-    /// The next page in order, an error that ends the listing, or `None` when it is complete.
-    pub async fn next_page(&mut self) -> Option<Result<Page, ApiError>> {
-        if self.done {
-            return None;
-        }
-        if self.in_flight.is_empty() {
-            // The first page, or one more page because the collection grew past the total.
-            self.spawn_next();
-        }
-        let (number, task) = self.in_flight.pop_front()?;
-        let body = match task.await {
-            Ok(Ok(body)) => body,
-            Ok(Err(err)) => return Some(Err(self.finish(err))),
-            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
-            Err(join) => return Some(Err(self.finish(ApiError::Network(join.to_string())))),
-        };
-        // Decoded here, on the thread that decides and then drops the page's resources: built
-        // on a worker, they were freed across threads (glibc's arena lock, contended on every
-        // page) and moved between cores' caches. A decoding error is not retried either way.
-        let decoded = match decode_body(body, &self.projection) {
-            Ok(decoded) => decoded,
-            Err(err) => return Some(Err(self.finish(err))),
-        };
-        self.received += decoded.items.len() as u64;
-        self.last_bytes = decoded.bytes;
-        let config = &self.inner.config;
-        let limit = *self.limit.get_or_insert_with(|| {
-            listing_limit(decoded.total, config.page_size, config.max_listed)
-        });
-        if self.received > limit {
-            let err = ApiError::Endless {
-                received: self.received,
-                limit,
-            };
-            return Some(Err(self.finish(err)));
-        }
-        if decoded.items.is_empty() || self.received >= decoded.total {
-            self.finish(());
-        } else {
-            self.top_up(decoded.total);
-        }
-        let items = self.dedupe(number, decoded.items);
-        Some(Ok(Page {
-            number,
-            items,
-            total: decoded.total,
-        }))
-    }
-
-    /// Requests pages ahead up to the prefetch bound and the last page `total` implies.
-    fn top_up(&mut self, total: u64) {
-        let size = u64::from(self.inner.config.page_size.max(1));
-        let last_page = total.div_ceil(size);
-        let depth = prefetch_depth(self.inner.config.prefetch, self.last_bytes);
-        while self.in_flight.len() < depth && u64::from(self.next_number) <= last_page {
-            self.spawn_next();
-        }
-    }
-
-    fn spawn_next(&mut self) {
-        let number = self.next_number;
-        self.next_number = self.next_number.saturating_add(1);
-        let size = self.inner.config.page_size;
-        let url = url::page_url(
-            &self.collection,
-            number,
-            size,
-            self.search.as_deref(),
-            self.fields.as_deref(),
-        );
-        let fetch = self.inner.clone().fetch_page(url, number);
-        let task = match &self.parent {
-            None => tokio::spawn(fetch),
-            Some(cx) => {
-                use opentelemetry::context::FutureExt as _;
-                tokio::spawn(fetch.with_context(cx.clone()))
-            }
-        };
-        self.in_flight.push_back((number, task));
-    }
-
-    /// Marks the listing complete and cancels the pages fetched ahead; passes `value` through.
-    fn finish<T>(&mut self, value: T) -> T {
-        self.done = true;
-        for (_, task) in self.in_flight.drain(..) {
-            task.abort();
-        }
-        value
-    }
-
-    /// Drops resources whose id this pager already yielded, on this page or any before it
-    /// (resources without an id are kept).
-    fn dedupe(&mut self, number: u32, mut items: Vec<Resource>) -> Vec<Resource> {
-        let before = items.len();
-        self.seen.retain_new(&mut items, |r| match r.id() {
-            Ok(id) if !id.as_str().is_empty() => Some(id.as_str()),
-            _ => None,
-        });
-        if items.len() < before {
-            let _logged = self.drops.dropped(number, before - items.len());
-        }
-        items
-    }
-}
-
-/// The "dropped resources already seen" line, at most once per [`DROP_LOG_EVERY`] per listing
-/// (an API repeating its pages would otherwise log a line per page), with what it stands for.
-#[derive(Debug, Default)]
-struct DropLog {
-    /// Resources dropped since the last line, and on how many pages.
-    dropped: usize,
-    pages: u32,
-    last: Option<std::time::Instant>,
-}
-
-/// How often a listing logs the resources it dropped as already seen.
-const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
-
-impl DropLog {
-    /// Counts `n` resources dropped on `page`; logs them (and those since the last line) when
-    /// no line was logged for [`DROP_LOG_EVERY`]. Whether it logged.
-    fn dropped(&mut self, page: u32, n: usize) -> bool {
-        self.dropped += n;
-        self.pages += 1;
-        if self.last.is_some_and(|at| at.elapsed() < DROP_LOG_EVERY) {
-            return false;
-        }
-        // Expected when deletions shift the pages under an offset-paged listing.
-        tracing::info!(
-            page,
-            dropped = self.dropped,
-            pages = self.pages,
-            "dropped resources already seen this cycle"
-        );
-        self.last = Some(std::time::Instant::now());
-        self.dropped = 0;
-        self.pages = 0;
-        true
-    }
-}
-
-/// The most resources one listing receives by default, however its `total` grows (five times
-/// the largest fleet measured on one instance, docs/multi-instance.md; its ids cost 40 MB).
-pub const MAX_LISTED_RESOURCES: u64 = 5_000_000;
-
-/// The most resources a listing whose first page reported `total` may receive, repeats
-/// included: twice that total plus ten pages (a fleet does not double during one cycle), and
-/// never more than `max_listed`. An API whose listing never ends (pages always full, a `total`
-/// that grows, the same ids forever) ends there with [`ApiError::Endless`].
-pub fn listing_limit(total: u64, page_size: u32, max_listed: u64) -> u64 {
-    let pages = 10 * u64::from(page_size.max(1));
-    total
-        .saturating_mul(2)
-        .saturating_add(pages)
-        .min(max_listed)
-}
-
-/// The page texts buffered ahead of the caller stay within about this many bytes: pages are
-/// prefetched `prefetch` deep only while they are small (a page of 100 resources of 1 MiB is
-/// fetched one ahead, not four).
-pub const PREFETCH_BYTES: usize = 32 << 20;
-
-/// How many pages to keep requested or buffered ahead, the latest page being `last_bytes`.
-fn prefetch_depth(prefetch: usize, last_bytes: usize) -> usize {
-    let by_bytes = PREFETCH_BYTES / last_bytes.max(1);
-    prefetch.min(by_bytes).max(1)
-}
-
-impl Drop for Pager {
-    fn drop(&mut self) {
-        self.finish(());
-    }
 }
 
 #[cfg(test)]
@@ -577,69 +425,6 @@ mod tests {
             assert_eq!(ids, ["a\u{FFFD}b", "c"]);
             assert_eq!(page.total, 2);
         }
-    }
-
-    #[test]
-    fn a_pager_never_yields_an_id_twice() {
-        let client = ApiClient::new(ApiClientConfig::default()).unwrap();
-        let mut pager = client.list("clusters", None);
-        let page = |ids: &[&str]| {
-            ids.iter()
-                .map(|id| Resource::from_json(serde_json::json!({"id": id})))
-                .collect()
-        };
-        let ids = |items: Vec<Resource>| -> Vec<String> {
-            items
-                .iter()
-                .map(|r| r.id().unwrap().as_str().to_string())
-                .collect()
-        };
-        assert_eq!(ids(pager.dedupe(1, page(&["a", "b", ""]))), ["a", "b", ""]);
-        assert_eq!(ids(pager.dedupe(2, page(&["b", "c", "", "c"]))), ["c", ""]);
-        // However many pages later: "a" comes back 6 pages after page 1.
-        for n in 3..8 {
-            let id = format!("x{n}");
-            assert_eq!(ids(pager.dedupe(n, page(&[id.as_str()]))), [id]);
-        }
-        assert_eq!(ids(pager.dedupe(8, page(&["a", "x3", "d"]))), ["d"]);
-        // A new listing starts afresh.
-        let mut again = client.list("clusters", None);
-        assert_eq!(ids(again.dedupe(1, page(&["a"]))), ["a"]);
-    }
-
-    /// An API repeating its pages would log a line per page: one line per 10 s instead, with
-    /// the count since the last.
-    #[test]
-    fn dropped_resources_are_logged_at_most_every_ten_seconds() {
-        let mut log = DropLog::default();
-        assert!(log.dropped(2, 5));
-        for page in 3..1000 {
-            assert!(!log.dropped(page, 5), "{page}");
-        }
-        assert_eq!((log.dropped, log.pages), (5 * 997, 997));
-        log.last = Some(std::time::Instant::now() - DROP_LOG_EVERY);
-        assert!(log.dropped(1000, 1));
-        assert_eq!((log.dropped, log.pages), (0, 0));
-    }
-
-    #[test]
-    fn listings_are_bounded_by_the_first_total() {
-        assert_eq!(listing_limit(1000, 100, MAX_LISTED_RESOURCES), 3000);
-        assert_eq!(listing_limit(0, 20, MAX_LISTED_RESOURCES), 200);
-        assert_eq!(
-            listing_limit(u64::MAX, 100, MAX_LISTED_RESOURCES),
-            MAX_LISTED_RESOURCES
-        );
-        assert_eq!(listing_limit(10u64.pow(12), 100, 500), 500);
-    }
-
-    #[test]
-    fn prefetch_is_bounded_by_bytes() {
-        assert_eq!(prefetch_depth(4, 0), 4);
-        assert_eq!(prefetch_depth(4, 100 * 1024), 4);
-        assert_eq!(prefetch_depth(4, 100 << 20), 1);
-        assert_eq!(prefetch_depth(4, 12 << 20), 2);
-        assert_eq!(prefetch_depth(0, 1), 1);
     }
 
     #[tokio::test]

@@ -68,15 +68,15 @@ fn queries(
     let sweep = config
         .full_sweep_interval
         .map(crate::common::go::go_duration_string);
-    writeln!(
-        out,
-        "server_filters: {}{}",
-        config.server_filters.text(),
-        sweep
-            .as_ref()
-            .map(|s| format!("   full_sweep_interval: {s}"))
-            .unwrap_or_default()
-    )?;
+    let every = match (&sweep, plan.sweep) {
+        (Some(s), _) => format!("   full_sweep_interval: {s}"),
+        (None, Some(default)) => format!(
+            "   full_sweep_interval: {} (default)",
+            crate::common::go::go_duration_string(default)
+        ),
+        (None, None) => String::new(),
+    };
+    writeln!(out, "server_filters: {}{every}", config.server_filters)?;
     let derived = plan
         .derived
         .clone()
@@ -128,25 +128,29 @@ fn queries(
     for w in &plan.warnings {
         writeln!(out, "  warning: {w}")?;
     }
-    if let (ServerFilters::Search(_), Some(filter)) = (&config.server_filters, &plan.filter) {
+    if let (false, Some(filter)) = (config.server_filters.searches().is_empty(), &plan.filter) {
         let program = rules.decision.program();
         match crate::rules::filter::counterexample(program, filter, now, PROBES, 1) {
             None => writeln!(
                 out,
-                "  no resource the rules publish is left out ({PROBES} resources built from the                  boundary values of every constant of the rules and the search)"
+                "  no resource the rules publish is left out ({PROBES} resources built from the \
+                 boundary values of every constant of the rules and the search)"
             )?,
             Some(found) => {
                 let resource = found.resource.to_string();
+                let origin = leaving_out(&config.server_filters, &found.resource, now);
                 match &sweep {
                     Some(s) => writeln!(
                         out,
-                        "  warning: the search leaves out a resource the rules publish (listed by                          the full sweep, at most {s} + poll_interval late): {resource}"
+                        "  warning: the search leaves out a resource the rules publish (listed by \
+                         the full sweep, at most {s} + poll_interval late): {resource}"
                     )?,
                     None => {
                         return Err(CmdError::Input {
-                            origin: "server_filters".into(),
+                            origin,
                             message: format!(
-                                "the search leaves out a resource the rules publish at {at}, and                                  no full_sweep_interval lists it: {resource}"
+                                "the search leaves out a resource the rules publish at {at}, and \
+                                 no full_sweep_interval lists it: {resource}"
                             ),
                         });
                     }
@@ -155,11 +159,37 @@ fn queries(
         }
     }
     match (&plan.fields, config.server_projection) {
-        (Some(fields), _) => writeln!(out, "server_projection: fields={fields}")?,
+        (Some(fields), _) => writeln!(out, "server_projection: fields={}", fields.param())?,
         (None, false) => writeln!(out, "server_projection: off")?,
         (None, true) => writeln!(out, "server_projection: on, but nothing is projected")?,
     }
     Ok(())
+}
+
+/// Which of the operator's searches leaves `resource` out at `now`: `server_filters`, or
+/// `server_filters[i]` of a list.
+fn leaving_out(
+    filters: &crate::daemon::config::ServerFilters,
+    resource: &serde_json::Value,
+    now: crate::cel::time::Timestamp,
+) -> String {
+    use crate::daemon::config::ServerFilters;
+    let ServerFilters::Searches(list) = filters else {
+        return "server_filters".into();
+    };
+    let resource = crate::cel::host::Resource::from_json(resource.clone());
+    let left: Vec<String> = list
+        .iter()
+        .enumerate()
+        .filter(|(_, text)| {
+            crate::tsl::parse(text).is_ok_and(|t| t.eval(&resource, now) != Some(true))
+        })
+        .map(|(i, _)| format!("server_filters[{i}]"))
+        .collect();
+    match left.is_empty() {
+        true => "server_filters".into(),
+        false => left.join(", "),
+    }
 }
 
 /// The widest name column of the summary.

@@ -32,6 +32,9 @@ pub struct HealthState {
     poll_interval: Duration,
     last_success: Mutex<Option<Instant>>,
     broker: Mutex<Option<Liveness>>,
+    /// With a server filter: `None` while the last complete full sweep is recent enough, else
+    /// what readiness says of it.
+    full_sweep: Mutex<Option<Option<String>>>,
     shutting_down: AtomicBool,
     liveness_log: Mutex<ProbeLog>,
     readiness_log: Mutex<ProbeLog>,
@@ -69,6 +72,7 @@ impl HealthState {
             poll_interval,
             last_success: Mutex::new(None),
             broker: Mutex::new(None),
+            full_sweep: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
             liveness_log: Mutex::new(ProbeLog::default()),
             readiness_log: Mutex::new(ProbeLog::default()),
@@ -83,6 +87,21 @@ impl HealthState {
     /// From now on the broker check reads the connection `liveness` shows, at every request.
     pub fn watch_broker(&self, liveness: Liveness) {
         *lock(&self.broker) = Some(liveness);
+    }
+
+    /// With a server filter, at each cycle's end: how long since the last complete full sweep
+    /// and how often one is due. Readiness fails while that is more than twice the interval (a
+    /// sweep that keeps failing leaves what the filter does not list unpublished); liveness
+    /// does not (a restart would not make the sweep pass).
+    pub fn full_sweep(&self, age: Duration, interval: Duration) {
+        let overdue = (age > interval * 2).then(|| {
+            format!(
+                "no complete full sweep for {} (due every {})",
+                go_duration_string(Duration::from_secs(age.as_secs())),
+                go_duration_string(interval)
+            )
+        });
+        *lock(&self.full_sweep) = Some(overdue);
     }
 
     /// From now on readiness reports every check `unavailable`.
@@ -117,9 +136,16 @@ impl HealthState {
         }
     }
 
-    /// `/readyz`: the broker and poll checks.
+    /// `/readyz`: the broker and poll checks (Go's), and with a server filter the full sweep's.
     pub fn readiness(&self) -> (StatusCode, String) {
         let shutting_down = self.shutting_down.load(Ordering::SeqCst);
+        let sweep = lock(&self.full_sweep)
+            .as_ref()
+            .map(|overdue| match overdue {
+                _ if shutting_down => "unavailable".to_string(),
+                None => "ok".to_string(),
+                Some(why) => why.clone(),
+            });
         let (broker, poll) = if shutting_down {
             ("unavailable".to_string(), "unavailable".to_string())
         } else {
@@ -133,9 +159,16 @@ impl HealthState {
             };
             (broker, poll)
         };
-        let ok = broker == "ok" && poll == "ok";
+        let ok = broker == "ok" && poll == "ok" && sweep.as_deref().is_none_or(|s| s == "ok");
+        // In key order, as Go writes a map.
+        let mut checks = serde_json::Map::new();
+        checks.insert("broker".into(), broker.as_str().into());
+        if let Some(sweep) = &sweep {
+            checks.insert("full_sweep".into(), sweep.as_str().into());
+        }
+        checks.insert("sentinel_poll".into(), poll.as_str().into());
         let body = serde_json::json!({
-            "checks": {"broker": broker, "sentinel_poll": poll},
+            "checks": checks,
             "status": if ok { "ok" } else { "error" },
         })
         .to_string();
@@ -145,11 +178,19 @@ impl HealthState {
         }
         // Go logs a failed check, not the shutdown's 503.
         if !shutting_down && lock(&self.readiness_log).should_log(&body) {
-            tracing::warn!(
-                checks.broker = %broker,
-                checks.sentinel_poll = %poll,
-                "Readyz check failed"
-            );
+            match &sweep {
+                None => tracing::warn!(
+                    checks.broker = %broker,
+                    checks.sentinel_poll = %poll,
+                    "Readyz check failed"
+                ),
+                Some(sweep) => tracing::warn!(
+                    checks.broker = %broker,
+                    checks.full_sweep = %sweep,
+                    checks.sentinel_poll = %poll,
+                    "Readyz check failed"
+                ),
+            }
         }
         (StatusCode::SERVICE_UNAVAILABLE, body)
     }
@@ -298,6 +339,31 @@ mod tests {
             body,
             r#"{"checks":{"broker":"unavailable","sentinel_poll":"unavailable"},"status":"error"}"#
         );
+    }
+
+    #[test]
+    fn readiness_reports_a_full_sweep_overdue() {
+        let s = HealthState::new(Duration::from_secs(5));
+        s.poll_succeeded();
+        let minute = Duration::from_secs(60);
+        s.full_sweep(minute * 20, minute * 10);
+        assert_eq!(
+            s.readiness(),
+            (
+                StatusCode::OK,
+                r#"{"checks":{"broker":"ok","full_sweep":"ok","sentinel_poll":"ok"},"status":"ok"}"#
+                    .into()
+            )
+        );
+        s.full_sweep(minute * 20 + Duration::from_millis(1500), minute * 10);
+        let (code, body) = s.readiness();
+        assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            body.contains(r#""full_sweep":"no complete full sweep for 20m1s (due every 10m0s)""#),
+            "{body}"
+        );
+        // Liveness is not readiness: an overdue sweep restarts nothing.
+        assert_eq!(s.liveness().0, StatusCode::OK);
     }
 
     #[test]

@@ -29,10 +29,66 @@ pub struct Metrics {
     last_success: Gauge,
     broker_published: CounterVec,
     broker_failures: CounterVec,
+    /// This sentinel's own (with its server-side settings only): see [`Metrics::fallbacks`],
+    /// [`Metrics::full_sweep`], [`Metrics::left_out`].
+    server_side: ServerSide,
     /// The series the per-resource path increments, resolved on first use (a label lookup per
     /// resource hashes three strings; a series still appears only once incremented, as in Go).
     skipped_false: OnceLock<Counter>,
     published_matched: OnceLock<(Counter, Counter)>,
+}
+
+/// The metrics of the server-side settings (`server_filters`, `server_projection`), which the
+/// Go sentinel has not: no series exists unless the setting is on, so that without them the
+/// metrics are Go's.
+#[derive(Clone)]
+struct ServerSide {
+    filter_fallback: GaugeVec,
+    projection_fallback: GaugeVec,
+    sweep_age: GaugeVec,
+    sweep_interval: GaugeVec,
+    left_out: CounterVec,
+}
+
+impl ServerSide {
+    fn new(opts: &dyn Fn(&str, &str) -> Opts, labels: &[&str]) -> prometheus::Result<ServerSide> {
+        let gauge = |name: &str, help: &str| GaugeVec::new(opts(name, help), labels);
+        Ok(ServerSide {
+            filter_fallback: gauge(
+                "server_filter_fallback",
+                "1 while the API refuses the server filter and every resource is listed without it",
+            )?,
+            projection_fallback: gauge(
+                "server_projection_fallback",
+                "1 while the API refuses or ignores fields and whole resources are listed",
+            )?,
+            sweep_age: gauge(
+                "full_sweep_age_seconds",
+                "Seconds since the last complete full sweep started (since start-up before the first), at the latest cycle's end",
+            )?,
+            sweep_interval: gauge(
+                "full_sweep_interval_seconds",
+                "How often a full sweep is due while filtering",
+            )?,
+            left_out: CounterVec::new(
+                opts(
+                    "sweep_left_out_total",
+                    "Resources a full sweep published that the server filter had left out",
+                ),
+                labels,
+            )?,
+        })
+    }
+
+    fn collectors(&self) -> [Box<dyn prometheus::core::Collector>; 5] {
+        [
+            Box::new(self.filter_fallback.clone()),
+            Box::new(self.projection_fallback.clone()),
+            Box::new(self.sweep_age.clone()),
+            Box::new(self.sweep_interval.clone()),
+            Box::new(self.left_out.clone()),
+        ]
+    }
 }
 
 /// The reasons of the per-resource hot path.
@@ -137,6 +193,7 @@ impl Metrics {
                 broker_opts("errors_total", "Total number of message processing errors."),
                 &["topic", "error_type"],
             )?;
+            let server_side = ServerSide::new(&opts, &base)?;
             for c in [
                 Box::new(pending.clone()) as Box<dyn prometheus::core::Collector>,
                 Box::new(published.clone()),
@@ -147,7 +204,10 @@ impl Metrics {
                 Box::new(last_success.clone()),
                 Box::new(broker_published.clone()),
                 Box::new(broker_failures.clone()),
-            ] {
+            ]
+            .into_iter()
+            .chain(server_side.collectors())
+            {
                 registry.register(c)?;
             }
             Ok(Metrics {
@@ -165,6 +225,7 @@ impl Metrics {
                 last_success,
                 broker_published,
                 broker_failures,
+                server_side,
                 skipped_false: OnceLock::new(),
                 published_matched: OnceLock::new(),
             })
@@ -255,6 +316,45 @@ impl Metrics {
         }
     }
 
+    /// Whether the API's refusals make the daemon list without the server filter and without
+    /// `fields` (`None`: the setting is off, no series).
+    pub fn fallbacks(&self, filter: Option<bool>, projection: Option<bool>) {
+        let labels = [self.resource_type.as_str(), self.selector.as_str()];
+        let m = &self.server_side;
+        for (gauge, on) in [
+            (&m.filter_fallback, filter),
+            (&m.projection_fallback, projection),
+        ] {
+            if let Some(on) = on {
+                gauge
+                    .with_label_values(&labels)
+                    .set(f64::from(u8::from(on)));
+            }
+        }
+    }
+
+    /// How long since the last complete full sweep, and how often one is due (with a filter).
+    pub fn full_sweep(&self, age: std::time::Duration, interval: std::time::Duration) {
+        let labels = [self.resource_type.as_str(), self.selector.as_str()];
+        let m = &self.server_side;
+        m.sweep_age
+            .with_label_values(&labels)
+            .set(age.as_secs_f64());
+        m.sweep_interval
+            .with_label_values(&labels)
+            .set(interval.as_secs_f64());
+    }
+
+    /// `n` resources a full sweep published that the filter had left out (0 makes the series
+    /// appear).
+    pub fn left_out(&self, n: usize) {
+        let labels = [self.resource_type.as_str(), self.selector.as_str()];
+        self.server_side
+            .left_out
+            .with_label_values(&labels)
+            .inc_by(n as f64);
+    }
+
     /// The metrics in the Prometheus text exposition format (`text/plain; version=0.0.4`).
     pub fn render(&self) -> String {
         let mut out = Vec::new();
@@ -304,6 +404,28 @@ mod tests {
             assert!(text.contains(needle), "missing {needle}\n{text}");
         }
         assert!(!text.contains("process_"), "no process metrics");
+        // Without the server-side settings, nothing of theirs: the metrics are Go's.
+        assert!(
+            !text.contains("fallback") && !text.contains("sweep"),
+            "{text}"
+        );
+        m.fallbacks(Some(true), None);
+        m.full_sweep(
+            std::time::Duration::from_secs(90),
+            std::time::Duration::from_secs(600),
+        );
+        m.left_out(0);
+        m.left_out(2);
+        let text = m.render();
+        for needle in [
+            r#"hyperfleet_sentinel_server_filter_fallback{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 1"#,
+            r#"hyperfleet_sentinel_full_sweep_age_seconds{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 90"#,
+            r#"hyperfleet_sentinel_full_sweep_interval_seconds{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 600"#,
+            r#"hyperfleet_sentinel_sweep_left_out_total{component="sentinel",resource_selector="shard:1",resource_type="clusters",version="1.2.3"} 2"#,
+        ] {
+            assert!(text.contains(needle), "missing {needle}\n{text}");
+        }
+        assert!(!text.contains("projection_fallback{"), "{text}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! (`server_projection`).
 //!
 //! Takes the config and the compiled rules; gives the [`Plan`] (what `sentinel check` prints
-//! and `serve` logs at start-up) and the per-cycle [`Query`].
+//! and `serve` logs at start-up). What a cycle asks for, given what the API accepted so far and
+//! when the last full sweep completed, is [`super::query`]'s.
 //!
 //! Invariants:
 //! - with `server_filters` off and `server_projection` false, the requests are the Go
@@ -11,18 +12,26 @@
 //! - the filter is the rules' sound filter unless a full sweep is configured: the tight one,
 //!   which leaves some parts to the sweep ([`crate::rules::filter::Filter::swept`]), is only
 //!   sent with a sweep that lists everything at least every `full_sweep_interval`;
+//! - whatever filter is sent, a full sweep lists everything at least every
+//!   [`DEFAULT_FULL_SWEEP`] (or `full_sweep_interval`): nothing else would bound a divergence
+//!   between the API's search and the rules;
 //! - a search the API would refuse for its length is never sent: the plan drops the filter and
 //!   says so;
 //! - `fields` name only what the rules, message_data and the daemon read, so a projected
 //!   record never reads outside what the API sent.
 
 use super::config::{Config, ServerFilters};
-use crate::cel::host::{CONDITION_SCHEMA, Projection, RESOURCE_SCHEMA, ResourceField};
+use crate::cel::host::Resource;
 use crate::cel::time::Timestamp;
+use crate::resource::Fields;
 use crate::rules::Rules;
 use crate::rules::filter::{self, Filter};
 use crate::tsl::{self, MAX_SEARCH_LEN, Tsl};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// How often a filtering daemon lists everything when `full_sweep_interval` is not set.
+pub const DEFAULT_FULL_SWEEP: Duration = Duration::from_secs(600);
 
 /// What a config's listings ask for, decided once at start-up.
 #[derive(Clone, Debug)]
@@ -33,10 +42,14 @@ pub struct Plan {
     pub filter: Option<Tsl>,
     /// The derived filter, for `server_filters: auto`.
     pub derived: Option<Filter>,
-    /// A cycle without the filter at least this often.
+    /// While filtering, a full sweep at least this often: `full_sweep_interval`, else
+    /// [`DEFAULT_FULL_SWEEP`]; `None` without a filter.
     pub sweep: Option<Duration>,
-    /// The `fields` parameter.
-    pub fields: Option<String>,
+    /// Whether `full_sweep_interval` is set: only then may the filter leave to the sweep what
+    /// the API's search cannot express.
+    pub sweep_set: bool,
+    /// The `fields` parameter, and what an answer must carry.
+    pub fields: Option<Arc<Fields>>,
     /// What the operator should know (logged as WARN by `serve`, printed by `check`).
     pub warnings: Vec<String>,
 }
@@ -48,7 +61,52 @@ impl Plan {
         let mut warnings = Vec::new();
         let sweep = config.full_sweep_interval;
         let mut derived = None;
-        let filter = match &config.server_filters {
+        let filter = Plan::filter(config, rules, &mut derived, &mut warnings);
+        let filter = filter.filter(|f| {
+            let len = combined_len(selector.as_deref(), f) + crate::api::BY_ID_SEARCH_SLACK;
+            let fits = len <= MAX_SEARCH_LEN;
+            if !fits {
+                warnings.push(format!(
+                    "server_filters: the search would be {len} characters, above the API's \
+                     {MAX_SEARCH_LEN}: every resource is listed"
+                ));
+            }
+            fits
+        });
+        if filter.is_none() && sweep.is_some() {
+            warnings.push("full_sweep_interval has no effect without a server filter".into());
+        }
+        let fields = if config.server_projection {
+            match Fields::of(&rules.projection) {
+                Ok(fields) => Some(Arc::new(fields)),
+                Err(why) => {
+                    warnings.push(format!("server_projection: not projected: {why}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        Plan {
+            selector,
+            sweep: filter.as_ref().map(|_| sweep.unwrap_or(DEFAULT_FULL_SWEEP)),
+            sweep_set: sweep.is_some(),
+            filter,
+            derived,
+            fields,
+            warnings,
+        }
+    }
+
+    /// The filter `server_filters` asks for (`None`: none, or one that keeps everything).
+    fn filter(
+        config: &Config,
+        rules: &Rules,
+        derived: &mut Option<Filter>,
+        warnings: &mut Vec<String>,
+    ) -> Option<Tsl> {
+        let sweep = config.full_sweep_interval;
+        match &config.server_filters {
             ServerFilters::Off => None,
             ServerFilters::Auto => {
                 let f = filter::derive(rules.decision.program());
@@ -71,44 +129,16 @@ impl Plan {
                         why.join("; ")
                     ));
                 }
-                derived = Some(f);
+                *derived = Some(f);
                 (chosen != Tsl::True).then_some(chosen)
             }
             // Validated at load; a search that no longer parses cannot happen.
             ServerFilters::Search(text) => tsl::parse(text).ok().filter(|t| *t != Tsl::True),
-        };
-        let filter = filter.filter(|f| {
-            let len = combined_len(selector.as_deref(), f);
-            let fits = len <= MAX_SEARCH_LEN;
-            if !fits {
-                warnings.push(format!(
-                    "server_filters: the search would be {len} characters, above the API's \
-                     {MAX_SEARCH_LEN}: every resource is listed"
-                ));
+            // ANDed in order, as the Go sentinel's client joins its filters.
+            ServerFilters::Searches(list) => {
+                let all = Tsl::and(list.iter().filter_map(|text| tsl::parse(text).ok()));
+                (all != Tsl::True).then_some(all)
             }
-            fits
-        });
-        if filter.is_none() && sweep.is_some() {
-            warnings.push("full_sweep_interval has no effect without a server filter".into());
-        }
-        let fields = if config.server_projection {
-            match fields(&rules.projection) {
-                Ok(fields) => Some(fields),
-                Err(why) => {
-                    warnings.push(format!("server_projection: not projected: {why}"));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        Plan {
-            selector,
-            filter,
-            derived,
-            sweep,
-            fields,
-            warnings,
         }
     }
 
@@ -120,6 +150,20 @@ impl Plan {
             (None, Some(f)) => f.text_at(now),
             (Some(s), Some(f)) => f.text_at(now).map(|f| format!("{s} and ({f})")),
         }
+    }
+
+    /// Whether the filter leaves `resource` out at `now` by design: a part of the rules it
+    /// leaves to a configured full sweep (the tight filter of `auto`, or a search of the
+    /// operator's own that `sentinel check` warned about), as opposed to a resource the API's
+    /// search left out although the filter, as this sentinel reads it, keeps it.
+    pub fn leaves_to_the_sweep(&self, resource: &Resource, now: Timestamp) -> bool {
+        let Some(filter) = &self.filter else {
+            return false;
+        };
+        let sound = self.derived.as_ref().map(|d| &d.sound);
+        self.sweep_set
+            && filter.eval(resource, now) != Some(true)
+            && sound.is_none_or(|sound| sound.eval(resource, now) == Some(true))
     }
 }
 
@@ -137,87 +181,4 @@ pub fn describe(b: &filter::Blocker) -> String {
 fn names(blockers: &[filter::Blocker]) -> String {
     let names: Vec<String> = blockers.iter().map(|b| b.origin.to_string()).collect();
     names.join(", ")
-}
-
-/// The `fields` parameter that asks for exactly what `projection` decodes, or why there is none.
-pub fn fields(projection: &Projection) -> Result<String, String> {
-    if projection.is_all() {
-        return Err("the rules read the whole resource".into());
-    }
-    let mut out: Vec<String> = Vec::new();
-    for def in &RESOURCE_SCHEMA {
-        if !projection.has_field(def.field) {
-            continue;
-        }
-        match def.field {
-            ResourceField::OwnerReferences => {
-                return Err("the rules read owner_references, which the API cannot project".into());
-            }
-            ResourceField::Status if projection.has_every_condition_field() => {
-                out.push("status.conditions".into());
-            }
-            ResourceField::Status => {
-                for c in &CONDITION_SCHEMA {
-                    if c.name == "type" || projection.has_condition_field(c.field) {
-                        out.push(format!("status.conditions.{}", c.name));
-                    }
-                }
-            }
-            _ => out.push(def.name.to_string()),
-        }
-    }
-    Ok(out.join(","))
-}
-
-/// The per-cycle state: when the last full sweep was.
-#[derive(Debug)]
-pub struct Query {
-    plan: Plan,
-    last_sweep: Option<Timestamp>,
-}
-
-/// What one cycle asks for.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CycleQuery {
-    /// The `search` parameter.
-    pub search: Option<String>,
-    /// Whether the cycle lists without the filter (a full sweep, or no filter at all).
-    pub full: bool,
-}
-
-impl Query {
-    /// Listings by `plan`.
-    pub fn new(plan: Plan) -> Query {
-        Query {
-            plan,
-            last_sweep: None,
-        }
-    }
-
-    /// The plan.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
-
-    /// What the cycle at `now` asks for: without the filter when there is none and, with
-    /// `full_sweep_interval`, at the first cycle and whenever that long has passed since the
-    /// last full one.
-    pub fn cycle(&mut self, now: Timestamp) -> CycleQuery {
-        let due = match (self.plan.sweep, self.last_sweep) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(every), Some(last)) => {
-                let every = i128::try_from(every.as_nanos()).unwrap_or(i128::MAX);
-                now.nanos().saturating_sub(last.nanos()) >= every
-            }
-        };
-        let full = self.plan.filter.is_none() || due;
-        if full {
-            self.last_sweep = Some(now);
-        }
-        CycleQuery {
-            search: self.plan.search(now, full),
-            full,
-        }
-    }
 }

@@ -11,15 +11,16 @@
 
 use super::config::Config;
 use super::health::HealthState;
+use super::listing::{Ctx, Listing, Next, Phase};
 use super::logging;
 use super::metrics::Metrics;
 use crate::api::{ApiClient, ApiClientConfig, ApiError};
 use crate::broker::event::Event;
 use crate::broker::{Outbound, PublishError, Publisher};
-use crate::cel::time::Timestamp;
 #[cfg(test)]
-use crate::resource::SharedText;
-use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
+use crate::cel::host::SharedText;
+use crate::cel::host::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
+use crate::cel::time::Timestamp;
 use crate::rules::Rules;
 use crate::rules::decision::Scratch;
 use crate::telemetry;
@@ -43,8 +44,11 @@ pub const UNDECODABLE_REASON: &str = "resource could not be decoded";
 pub struct Daemon {
     /// `clusters`, `nodepools`, …
     resource_type: String,
-    /// What each cycle asks the API for (the selector's search, the server filter, fields).
-    query: super::plan::Query,
+    /// What each cycle asks the API for (the selector's search, the server filter, fields),
+    /// and what the API accepts of it.
+    query: super::query::Query,
+    /// The monotonic clock the full sweeps are scheduled on.
+    ticks: Ticks,
     /// The broker topic (for logs, metrics and the publish spans).
     topic: String,
     /// How often a cycle starts.
@@ -63,6 +67,16 @@ pub struct Daemon {
     published_log: logging::PublishedLog,
     /// Cycles run so far: a fetch failure of the first is Go's `Initial trigger failed`.
     cycles: u64,
+}
+
+/// A monotonic clock: time since an origin of its own, never going back (the full sweeps'
+/// schedule; `simulate` gives its simulated time).
+pub type Ticks = Arc<dyn Fn() -> Duration + Send + Sync>;
+
+/// [`Ticks`] on [`Instant`], from now.
+pub fn monotonic() -> Ticks {
+    let origin = Instant::now();
+    Arc::new(move || origin.elapsed())
 }
 
 /// What the loop does with one resource.
@@ -121,6 +135,9 @@ pub struct CycleReport {
     /// Whether the listing carried the server filter (`false`: every resource the selector
     /// matches was listed).
     pub filtered: bool,
+    /// Resources a full sweep published that the filtered listing had left out (and the API,
+    /// asked again, still left out): 0 unless the API's search and the rules disagree.
+    pub left_out: usize,
 }
 
 /// The current wall-clock time as a CEL timestamp (the epoch if the clock is outside year
@@ -171,12 +188,19 @@ impl Daemon {
                 "Listing with a server-side filter");
         }
         if let Some(fields) = &plan.fields {
-            info!(fields = %fields, "Listing only the fields the rules read");
+            info!(fields = %fields.param(), "Listing only the fields the rules read");
+        }
+        let metrics = Metrics::new(super::VERSION, &config.resource_type, &selector, &topic);
+        let query = super::query::Query::new(plan);
+        metrics.fallbacks(query.filter_fallback(), query.fields_fallback());
+        if query.plan().filter.is_some() {
+            metrics.left_out(0);
         }
         Daemon {
             resource_type: config.resource_type.clone(),
-            query: super::plan::Query::new(plan),
-            metrics: Metrics::new(super::VERSION, &config.resource_type, &selector, &topic),
+            query,
+            ticks: monotonic(),
+            metrics,
             published_log: logging::PublishedLog::new(&topic, &config.resource_type),
             cycles: 0,
             topic,
@@ -209,6 +233,31 @@ impl Daemon {
     /// turn tracing on).
     pub fn with_api(self, api: ApiClient) -> Daemon {
         Daemon { api, ..self }
+    }
+
+    /// The same loop scheduling its full sweeps on `ticks` (`simulate` and tests: their own
+    /// time).
+    pub fn with_ticks(self, ticks: Ticks) -> Daemon {
+        Daemon { ticks, ..self }
+    }
+
+    /// Asks the API whether it accepts what the plan sends beyond Go's requests (the server
+    /// filter, `fields`), one item each, and goes without what it refuses (`serve` does this
+    /// at start-up; a refusal later is probed the same way).
+    pub async fn probe_server_side(&mut self, now: Timestamp) {
+        let plan = self.query.plan();
+        if plan.filter.is_none() && plan.fields.is_none() {
+            return;
+        }
+        let mut ctx = Ctx {
+            api: &self.api,
+            resource_type: &self.resource_type,
+            query: &mut self.query,
+            metrics: &self.metrics,
+            tick: (self.ticks)(),
+            now,
+        };
+        super::listing::probe(&mut ctx).await;
     }
 
     /// The compiled rules it decides with.
@@ -250,9 +299,9 @@ impl Daemon {
         }
     }
 
-    /// The loop: a cycle at `clock()` every `poll_interval` (at once after an overrun), each
-    /// one's report and duration handed to `on_cycle`, until `shutdown` turns true or
-    /// `on_cycle` breaks. [`Daemon::run`] runs it on the wall clock; `simulate` on its
+    /// The loop: the server-side settings probed ([`Daemon::probe_server_side`]), then a cycle
+    /// at `clock()` every `poll_interval` (at once after an overrun), each one's report and
+    /// duration handed to `on_cycle`, until `shutdown` turns true or `on_cycle` breaks. [`Daemon::run`] runs it on the wall clock; `simulate` on its
     /// simulated clock.
     pub async fn run_with(
         &mut self,
@@ -260,6 +309,11 @@ impl Daemon {
         mut on_cycle: impl FnMut(CycleReport, Duration) -> ControlFlow<()>,
         shutdown: &mut watch::Receiver<bool>,
     ) {
+        tokio::select! {
+            biased;
+            _ = stopped(shutdown) => return,
+            () = self.probe_server_side(clock()) => {}
+        }
         while !*shutdown.borrow() {
             let started = Instant::now();
             let report = self.cycle(clock(), shutdown).await;
@@ -349,52 +403,49 @@ impl Daemon {
             () = self.publisher.reconnect_if_down() => {}
         }
         let mut pending = 0usize;
-        let query = self.query.cycle(now);
+        let tick = (self.ticks)();
+        if self.query.probe_due(tick) {
+            self.probe_server_side(now).await;
+        }
+        let query = self.query.cycle(tick, now);
         report.filtered = !query.full;
-        let mut pager = self
-            .api
-            .list_projected(
-                &self.resource_type,
-                query.search.as_deref(),
-                self.rules.projection.clone(),
-            )
-            .with_fields(self.query.plan().fields.as_deref());
-        let mut scratch = Scratch::default();
-        let mut outgoing: Vec<Outgoing> = Vec::new();
+        let projection = self.rules.projection.clone();
+        let mut listing = Listing::new(&self.api, &self.resource_type, projection, query);
+        let mut work = PageWork::default();
         loop {
-            let page = tokio::select! {
+            let mut ctx = self.ctx(tick, now);
+            let next = tokio::select! {
                 biased;
-                _ = stopped(shutdown) => {
+                _ = stopped(shutdown) => None,
+                next = listing.next(&mut ctx) => Some(next),
+            };
+            let page = match next {
+                None => {
                     info!(subset = %self.resource_type, "Shutdown requested, abandoning the current cycle");
                     return report;
                 }
-                page = pager.next_page() => page,
-            };
-            let page = match page {
-                None => break,
-                Some(Ok(page)) => page,
-                Some(Err(e)) => {
+                Some(Next::Done) => break,
+                Some(Next::Page(page)) => page,
+                Some(Next::Failed(e)) => {
                     if let Some(t) = &traced {
                         telemetry::fail(&t.poll, "fetch resources failed");
                     }
                     self.fetch_failed(&e);
+                    self.sweep_status(tick);
                     return report;
                 }
             };
-            outgoing.clear();
-            for resource in page.items {
-                report.total += 1;
-                match self.step(Arc::new(resource), now, &mut scratch, traced.as_deref_mut()) {
-                    Step::Ignored => {}
-                    Step::Skipped => report.skipped += 1,
-                    Step::Publish(out) => {
-                        pending += 1;
-                        outgoing.push(out);
-                    }
-                }
-            }
+            let remainder = listing.phase() == Phase::Remainder;
+            pending += self.decide_page(
+                page.items,
+                now,
+                remainder,
+                &mut work,
+                &mut report,
+                traced.as_deref_mut(),
+            );
             let published = self
-                .publish_or_stop(&outgoing, &mut report, shutdown, traced.as_deref_mut())
+                .publish_or_stop(&work.outgoing, &mut report, shutdown, traced.as_deref_mut())
                 .await;
             if let Some(t) = traced.as_deref_mut() {
                 t.spans.flush();
@@ -402,7 +453,21 @@ impl Daemon {
             if !published {
                 return report;
             }
+            if !work.suspects.is_empty() {
+                let mut ctx = self.ctx(tick, now);
+                let left_out = tokio::select! {
+                    biased;
+                    _ = stopped(shutdown) => return report,
+                    n = listing.left_out(&mut ctx, &work.suspects) => n,
+                };
+                self.metrics.left_out(left_out);
+                report.left_out += left_out;
+            }
         }
+        if listing.is_full_sweep() {
+            self.query.swept(tick);
+        }
+        self.sweep_status(tick);
         report.completed = true;
         // Go logs this line once the whole listing is in; pages are decided as they arrive
         // here, so it follows the last page.
@@ -410,6 +475,50 @@ impl Daemon {
             report.total, self.metrics.selector_count());
         self.finish(&report, pending, started);
         report
+    }
+
+    /// What a listing works with (see [`Ctx`]).
+    fn ctx(&mut self, tick: Duration, now: Timestamp) -> Ctx<'_> {
+        Ctx {
+            api: &self.api,
+            resource_type: &self.resource_type,
+            query: &mut self.query,
+            metrics: &self.metrics,
+            tick,
+            now,
+        }
+    }
+
+    /// Decides for a page's resources, into `work`'s events (and, for the rest of a full
+    /// sweep, the ids of those published that the filter does not leave to it by design: what
+    /// it may have left out); counts them in `report`. How many are due.
+    fn decide_page(
+        &self,
+        items: Vec<Resource>,
+        now: Timestamp,
+        remainder: bool,
+        work: &mut PageWork,
+        report: &mut CycleReport,
+        mut traced: Option<&mut Traced>,
+    ) -> usize {
+        work.outgoing.clear();
+        work.suspects.clear();
+        for resource in items {
+            report.total += 1;
+            let resource = Arc::new(resource);
+            let swept = remainder.then(|| resource.clone());
+            match self.step(resource, now, &mut work.scratch, traced.as_deref_mut()) {
+                Step::Ignored => {}
+                Step::Skipped => report.skipped += 1,
+                Step::Publish(out) => {
+                    if swept.is_some_and(|r| !self.query.plan().leaves_to_the_sweep(&r, now)) {
+                        work.suspects.push(out.key.as_str().to_string());
+                    }
+                    work.outgoing.push(out);
+                }
+            }
+        }
+        work.outgoing.len()
     }
 
     /// Decides for one resource: logs, counts and traces the decision, and builds the event
@@ -569,6 +678,15 @@ impl Daemon {
         }
     }
 
+    /// With a filter: how long since the last complete full sweep, in the metrics and
+    /// readiness.
+    fn sweep_status(&mut self, tick: Duration) {
+        if let Some((age, interval)) = self.query.sweep_age(tick) {
+            self.metrics.full_sweep(age, interval);
+            self.health.full_sweep(age, interval);
+        }
+    }
+
     fn finish(&self, report: &CycleReport, pending: usize, started: Instant) {
         let seconds = started.elapsed().as_secs_f64();
         let unix = std::time::SystemTime::now()
@@ -580,6 +698,15 @@ impl Daemon {
             "Trigger cycle completed total={} published={} skipped={} duration={seconds:.3}s",
             report.total, report.published, report.skipped);
     }
+}
+
+/// What a cycle reuses from page to page: the decisions' scratch, the page's events, and the
+/// ids the rest of a full sweep published that the filter may have left out.
+#[derive(Default)]
+struct PageWork {
+    scratch: Scratch,
+    outgoing: Vec<Outgoing>,
+    suspects: Vec<String>,
 }
 
 /// A traced cycle: its poll span and its resources' spans.
@@ -635,7 +762,7 @@ mod tests {
             let api = ApiClient::new(ApiClientConfig::default()).expect("client");
             let publisher = Publisher::Memory(MemoryPublisher::new(Arc::new(Discard)));
             let daemon = Daemon::new(&config, rules.clone(), api, publisher);
-            let decoded = crate::resource::decode_page(&body, &rules.projection).expect("page");
+            let decoded = crate::resource::decode_list(&body, &rules.projection).expect("page");
             let mut scratch = Scratch::default();
             let mut published = 0;
             for resource in decoded.items {

@@ -17,7 +17,7 @@ use super::json::{
     Skip, blank_end, literal_end, number_end, same_bytes, skip_end, special_at, string_close,
     string_end, token,
 };
-use super::{canonical_time, complete_condition, complete_resource};
+use super::{complete_condition, complete_resource};
 use crate::cel::host::schema::{
     CONDITION_INTS, CONDITION_TEXTS, CONDITION_TIME_NAMES, CONDITION_TIMES, RESOURCE_TEXTS,
     RESOURCE_TIME_NAMES, RESOURCE_TIMES,
@@ -566,10 +566,10 @@ fn time_of(page: &SharedText, name: &str, s: Option<Str>) -> Option<Result<Time,
         return Some(Ok(Time::empty()));
     };
     if !s.escaped {
-        return Some(canonical_time(name, page.get(s.start..s.end)?, page));
+        return Some(Time::canonical(name, page.get(s.start..s.end)?, page));
     }
     let text = text_of(page, s)?;
-    Some(canonical_time(name, text.as_str(), &EMPTY_TEXT))
+    Some(Time::canonical(name, text.as_str(), &EMPTY_TEXT))
 }
 
 /// The resource at `range` of `page` decoded by this pass under `p` (the whole object, nothing

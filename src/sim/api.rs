@@ -5,12 +5,13 @@
 //!
 //! Takes an [`Arc<FakeApi>`] and an address; gives the bound address and a [`ServerHandle`].
 //! Serves, under `/api/hyperfleet/v1`:
-//! - `GET /{clusters|nodepools}?page&size&search&fields` → the list envelope
+//! - `GET /{clusters|nodepools}?page&size&search&fields&order` → the list envelope
 //!   `{kind, page, size, total, items}`; `size` above 100 or below 1 or `page` below 1 → 400
 //!   problem+json. `search` is the API's TSL ([`crate::tsl::parse`], ANDed with the
 //!   kind filter as the API adds it, [`crate::tsl::scoped`]), refused with the API's
 //!   reason (400), or with a reason naming what the fake API does not support; `fields`
-//!   projects as the API does ([`project`]);
+//!   projects as the API does ([`project`]); `order` is `id` or `created_time` (the
+//!   default, insertion order), each `asc` or `desc` ([`Order`]);
 //! - `GET|PATCH|DELETE /clusters/{cluster_id}` and
 //!   `…/clusters/{cluster_id}/nodepools/{nodepool_id}` (PATCH `{spec?, labels?}`: a new spec bumps
 //!   the generation; DELETE marks the resource deleted and bumps the generation, 202);
@@ -18,6 +19,8 @@
 //! - `GET|PUT …/{id}/statuses`: adapter reports (PUT answers 201 when stored, 204 when the API
 //!   discards it as stale or incomplete);
 //! - anything else → 404 problem+json.
+//!
+//! [`FakeApi::set_quirks`] makes it depart from the contract in the ways of [`Quirks`].
 //!
 //! With [`FakeApi::set_gzip`] on, every answer (faults included) is gzipped for a client whose
 //! `Accept-Encoding` takes gzip, as the real API's `CompressMiddleware` does; off by default, so
@@ -29,15 +32,17 @@
 mod faults;
 mod fleet;
 pub mod project;
+mod quirks;
 mod routes;
 mod served;
 pub mod status;
 
 pub use faults::{Fault, FaultRule, Faults, HOLD_LIMIT, RecordedRequest, Recorder, page_param};
 pub use fleet::{
-    ACTOR, Collection, ConditionRow, Fleet, FleetError, Found, ListFilter, ListPage, Meta,
+    ACTOR, Collection, ConditionRow, Fleet, FleetError, Found, ListFilter, ListPage, Meta, Order,
     Progress, PutOutcome, Stored, realistic_resource, sample_id, sample_resource, varied_resource,
 };
+pub use quirks::Quirks;
 pub use served::{Listing, Served};
 
 use axum::Router;
@@ -70,6 +75,7 @@ pub struct FakeApi {
     /// The requests received.
     pub recorder: Recorder,
     expected_token: Mutex<Option<String>>,
+    quirks: Mutex<Quirks>,
     gzip: AtomicBool,
     served: Mutex<served::Counter>,
 }
@@ -89,6 +95,7 @@ impl FakeApi {
             faults: Faults::default(),
             recorder: Recorder::new(capacity),
             expected_token: Mutex::new(None),
+            quirks: Mutex::new(Quirks::default()),
             gzip: AtomicBool::new(false),
             served: Mutex::new(served::Counter::default()),
         }
@@ -134,6 +141,19 @@ impl FakeApi {
             .expected_token
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = token.map(str::to_string);
+    }
+
+    /// Departs from the contract as `quirks` says, from now on.
+    pub fn set_quirks(&self, quirks: Quirks) {
+        *self.quirks.lock().unwrap_or_else(|e| e.into_inner()) = quirks;
+    }
+
+    /// How it departs from the contract now.
+    pub fn quirks(&self) -> Quirks {
+        self.quirks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Adds a fault rule (a bare [`Fault`] fires once, on the next request).

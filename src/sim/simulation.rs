@@ -21,7 +21,7 @@ use crate::broker::{
     RabbitConfig, RabbitOptions, RabbitPublisher,
 };
 use crate::daemon::config::{self, Config, ConfigFlags};
-use crate::daemon::runtime::{CycleReport, Daemon, api_client_config};
+use crate::daemon::runtime::{CycleReport, Daemon, Ticks, api_client_config};
 use crate::rules::Rules;
 use serde_json::{Value as Json, json};
 use std::net::SocketAddr;
@@ -627,5 +627,9 @@ async fn daemon(
             Publisher::PubSub(Box::new(PubSubPublisher::connect(&cfg, topic, opts).await?))
         }
     };
-    Ok(Daemon::new(&config, rules, api, publisher))
+    // The full sweeps are scheduled on the simulation's time, as `now` is.
+    let clock = options.clock.clone();
+    let origin = clock.now();
+    let ticks: Ticks = Arc::new(move || (clock.now() - origin).to_std().unwrap_or_default());
+    Ok(Daemon::new(&config, rules, api, publisher).with_ticks(ticks))
 }

@@ -1447,11 +1447,13 @@ fn tsl_regressions_round_trip() {
 
 /// tests/data/regressions/page: as the `page` fuzz target checks, the page decodes completely and
 /// under the default rules' projection alike (accepted or refused by both), every completely
-/// decoded item reads as the JSON-tree decoder reads it, and every resource is decided alike.
+/// decoded item reads as the JSON-tree decoder reads it (and as serde's tree for the check of
+/// a projected answer's fields), and every resource is decided alike.
 #[test]
 fn page_regressions_decode_alike_complete_and_projected() {
     use sentinel::api::{decode_page, decode_page_with};
     let rules = sentinel::rules::Rules::defaults().expect("the default rules compile");
+    let fields = sentinel::resource::Fields::of(&rules.projection).expect("projectable");
     let now = sentinel::cel::time::parse_timestamp(REGRESSION_NOW).expect("a valid time");
     let mut scratch = sentinel::rules::decision::Scratch::default();
     let files = regression_files("page", "json");
@@ -1481,6 +1483,9 @@ fn page_regressions_decode_alike_complete_and_projected() {
             file.display()
         );
         for (c, p) in complete.items.into_iter().zip(projected.items) {
+            if let Err(why) = fields.check_against_serde(c.json_text()) {
+                panic!("{}: {why}", file.display());
+            }
             if c.too_large().is_none() {
                 let tree = sentinel::resource::decode_tree(c.json_text());
                 assert_eq!(format!("{c:?}"), format!("{tree:?}"), "{}", file.display());

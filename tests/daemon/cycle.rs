@@ -57,6 +57,7 @@ async fn a_cycle_publishes_exactly_the_due_resources() {
         failed: 0,
         completed: true,
         filtered: false,
+        left_out: 0,
     };
     assert_eq!(report, expected_report);
 
@@ -192,6 +193,7 @@ async fn a_fetch_failure_abandons_the_cycle() {
             failed: 0,
             completed: false,
             filtered: false,
+            left_out: 0,
         }
     );
     let page_one: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
@@ -293,6 +295,7 @@ async fn pages_fetched_ahead_are_published_in_api_order() {
             failed: 0,
             completed: true,
             filtered: false,
+            left_out: 0,
         }
     );
     let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();
@@ -341,6 +344,7 @@ async fn publish_failures_are_counted_and_the_next_cycle_recovers() {
             failed: 3,
             completed: true,
             filtered: false,
+            left_out: 0,
         }
     );
     let text = daemon.metrics().render();
@@ -425,6 +429,7 @@ async fn shutdown_mid_fetch_abandons_the_cycle() {
             failed: 0,
             completed: false,
             filtered: false,
+            left_out: 0,
         }
     );
     let published: Vec<String> = rig.drain(&queue).await.iter().map(data_id).collect();

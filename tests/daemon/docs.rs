@@ -10,6 +10,7 @@ use openmetrics_parser::PrometheusType;
 use sentinel::daemon::metrics::Metrics;
 use serde_json::Value as Json;
 use std::path::Path;
+use std::time::Duration;
 
 /// The metric names `sentinel serve` exports, every series made to appear once; a histogram
 /// counts as its `_bucket`, `_sum` and `_count` series.
@@ -20,6 +21,9 @@ fn exported_metric_names() -> Vec<String> {
     m.publish_failed();
     m.api_error("fetch_error");
     m.cycle(1, 0.5, Some(1.0));
+    m.fallbacks(Some(false), Some(false));
+    m.full_sweep(Duration::from_secs(1), Duration::from_secs(600));
+    m.left_out(0);
     let mut names = Vec::new();
     for (name, kind) in metrics::parse(&m.render()).families {
         names.push(name.clone());
@@ -48,7 +52,7 @@ fn docs(name: &str) -> String {
 #[test]
 fn alert_rules_and_dashboard_query_only_exported_metrics() {
     let exported = exported_metric_names();
-    assert!(exported.len() >= 9, "{exported:?}");
+    assert!(exported.len() >= 14, "{exported:?}");
     let unknown = |exprs: &[String]| -> Vec<String> {
         exprs
             .iter()
@@ -87,7 +91,11 @@ fn alert_rules_and_dashboard_query_only_exported_metrics() {
         );
         exprs.push(expr);
     }
-    assert_eq!(alerts.len(), 8, "the Go chart's eight alerts");
+    assert_eq!(
+        alerts.len(),
+        12,
+        "the Go chart's eight alerts and four of this sentinel's own"
+    );
     assert_eq!(
         unknown(&exprs),
         Vec::<String>::new(),

@@ -441,3 +441,110 @@ fn check_refuses_an_operator_search_that_misses_what_the_rules_publish() {
     assert!(!ok, "{text}");
     assert!(text.contains("server_filters"), "{text}");
 }
+
+fn load(yaml: &str, env: &[(&str, &str)]) -> Result<config::Config, String> {
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let lookup = move |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    config::load_str(yaml, "config.yaml", &ConfigFlags::default(), &lookup)
+        .map_err(|e| e.to_string())
+}
+
+/// Issue #38 item 4: `server_filters` as a YAML list of searches (upstream's planned form: its
+/// client joins `additionalFilters ...string` with ` and ` after the label terms), from the
+/// file or as a flow sequence in `HYPERFLEET_SERVER_FILTERS`; each checked at load, ANDed in
+/// order, blank ones dropped as Go drops them; `config-dump` writes it back as a list.
+#[test]
+fn server_filters_as_a_list_are_anded_in_order() {
+    use sentinel::daemon::config::ServerFilters;
+    use sentinel::daemon::plan::Plan;
+    let selector = "resource_selector:\n  - label: shard\n    value: '1'\n";
+    let list =
+        "server_filters:\n  - \"status.conditions.Ready = 'False'\"\n  - ''\n  - generation > 1\n";
+    let env_list = r#"["status.conditions.Ready = 'False'", "generation > 1"]"#;
+    let from_file = load(&format!("{BASE}{selector}{list}"), &[]).expect("loads");
+    let from_env = load(
+        &format!("{BASE}{selector}"),
+        &[("HYPERFLEET_SERVER_FILTERS", env_list)],
+    )
+    .expect("loads");
+    let searches = ServerFilters::Searches(vec![
+        "status.conditions.Ready = 'False'".into(),
+        "generation > 1".into(),
+    ]);
+    for config in [&from_file, &from_env] {
+        assert_eq!(config.server_filters, searches);
+        let rules = sentinel::rules::Rules::compile(config).expect("compiles");
+        let plan = Plan::new(config, &rules);
+        let now = sentinel::cel::time::parse_timestamp("2026-12-02T10:00:00Z").unwrap();
+        assert_eq!(
+            plan.search(now, false).as_deref(),
+            Some("labels.shard='1' and (status.conditions.Ready = 'False' and generation > 1)")
+        );
+    }
+    // The env form, set, is no rollback hazard; the file's key is.
+    assert!(from_env.warnings.is_empty(), "{:?}", from_env.warnings);
+    let dumped = config::dump(&from_file);
+    assert!(
+        dumped.contains("server_filters:\n- status.conditions.Ready = 'False'\n- generation > 1\n"),
+        "{dumped}"
+    );
+    assert_eq!(
+        load(&dumped, &[]).expect("reloads").server_filters,
+        searches
+    );
+    // Each search is checked, and named by its place.
+    for (list, want) in [
+        (
+            "server_filters:\n  - generation > 1\n  - \"status.conditions.Ready != 'True'\"\n",
+            "server_filters[1]: is not a search the API accepts",
+        ),
+        (
+            "server_filters:\n  - auto\n",
+            "server_filters[0]: off and auto are settings",
+        ),
+        (
+            "server_filters:\n  - {a: 1}\n",
+            "server_filters[0]: expected a string",
+        ),
+    ] {
+        let err = load(&format!("{BASE}{list}"), &[]).expect_err(list);
+        assert!(err.contains(want), "{list}: {err}");
+    }
+    let err = load(BASE, &[("HYPERFLEET_SERVER_FILTERS", "[1, [2]]")]).expect_err("a bad list");
+    assert!(err.contains("HYPERFLEET_SERVER_FILTERS"), "{err}");
+    // An empty list (or one of blanks) filters nothing.
+    for list in ["server_filters: []\n", "server_filters: ['', ' ']\n"] {
+        let config = load(&format!("{BASE}{list}"), &[]).expect(list);
+        assert_eq!(config.server_filters, ServerFilters::Off, "{list}");
+    }
+}
+
+/// `sentinel check` probes a list as one search, and names the searches of it that leave out a
+/// resource the rules publish.
+#[test]
+fn check_names_the_search_of_a_list_that_misses_what_the_rules_publish() {
+    let now = "2026-12-02T10:00:00Z";
+    let rules =
+        "message_decision:\n  params: []\n  result: 'condition(\"Ready\").status == \"False\"'\n";
+    let wide = "server_filters:\n  - \"status.conditions.Ready = 'False' or status.conditions.Ready = 'Unknown'\"\n  - generation > 0\n";
+    let (ok, text) = check(&format!("{BASE}{rules}{wide}"), now);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("no resource the rules publish is left out"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"server_filters: ["status.conditions.Ready = 'False' or"#),
+        "{text}"
+    );
+    let narrow = "server_filters:\n  - \"status.conditions.Ready = 'False'\"\n  - generation > 3\n";
+    let (ok, text) = check(&format!("{BASE}{rules}{narrow}"), now);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("server_filters[1]") && !text.contains("server_filters[0]"),
+        "{text}"
+    );
+}

@@ -23,6 +23,8 @@
 //! - [`traces`]: OpenTelemetry spans, in process and from `sentinel serve`.
 //! - [`simulate`]: the real loop against the fake API with simulated adapters.
 //! - [`filters`]: server-side filters and projection never miss what the rules publish.
+//! - [`fail_safe`]: and fail safe against an API that refuses or ignores them, disagrees with
+//!   the rules, or lists a set that shrinks under it; full sweeps that cannot be skipped.
 //! - [`rollout`]: `sentinel diff` and `sentinel shards` against the fake API.
 //!
 //! [`harness`] holds what they share (fake API, in-process daemons, processes, logs, metrics);
@@ -39,6 +41,7 @@ mod chart;
 mod config;
 mod cycle;
 mod docs;
+mod fail_safe;
 mod filters;
 mod health;
 mod hostile;

@@ -103,6 +103,7 @@ async fn pubsub_emulator_stopped_mid_cycle_and_restarted() {
             failed: 4,
             completed: true,
             filtered: false,
+            left_out: 0,
         }
     );
     let text = daemon.metrics().render();

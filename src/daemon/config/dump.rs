@@ -72,8 +72,13 @@ pub fn dump(config: &Config) -> String {
         ("tracing_enabled", Value::Bool(config.tracing_enabled)),
     ]);
     // The settings of our own (not the Go sentinel's), only when set: a Go config dumps as Go's.
-    if config.server_filters != super::ServerFilters::Off {
-        root.push(("server_filters", text(config.server_filters.text())));
+    match &config.server_filters {
+        super::ServerFilters::Off => {}
+        super::ServerFilters::Searches(list) => {
+            let list = list.iter().map(|s| text(s)).collect();
+            root.push(("server_filters", Value::Sequence(list)));
+        }
+        other => root.push(("server_filters", text(&other.to_string()))),
     }
     if let Some(sweep) = config.full_sweep_interval {
         root.push(("full_sweep_interval", duration(sweep)));

@@ -40,6 +40,9 @@ pub(super) enum Kind {
     Bool,
     Int,
     Duration,
+    /// A string, or a list of strings (in an env var or a flag: a YAML flow sequence,
+    /// `["…", "…"]`).
+    Searches,
 }
 
 /// A scalar setting's value, before range checks.
@@ -50,6 +53,8 @@ pub(super) enum Scalar {
     Int(i64),
     /// A duration in nanoseconds; may be negative until validated.
     Nanos(i128),
+    /// A list of strings ([`Kind::Searches`]).
+    Texts(Vec<String>),
 }
 
 /// Where a [`Key`] lives and how it is set.
@@ -199,7 +204,7 @@ pub(super) static SPECS: [KeySpec; N_KEYS] = [
     ours(spec(
         Key::ServerFilters,
         "server_filters",
-        Kind::Text,
+        Kind::Searches,
         None,
         "HYPERFLEET_SERVER_FILTERS",
     )),
@@ -249,6 +254,13 @@ pub(super) fn parse_text(kind: Kind, text: &str) -> Result<Scalar, String> {
         Kind::Duration => parse_go_duration(text.trim())
             .map(|nanos| Scalar::Nanos(nanos.into()))
             .ok_or_else(|| expectation(kind)),
+        // A search never starts with `[`: such a text is the list form.
+        Kind::Searches if text.trim_start().starts_with('[') => {
+            yaml_serde::from_str::<Vec<String>>(text)
+                .map(Scalar::Texts)
+                .map_err(|e| format!("{}: {e}", expectation(kind)))
+        }
+        Kind::Searches => Ok(Scalar::Text(text.to_string())),
     }
 }
 
@@ -259,6 +271,10 @@ pub(super) fn expectation(kind: Kind) -> String {
         Kind::Bool => "expected a boolean (true, false, 1, 0, t or f)".to_string(),
         Kind::Int => "expected an integer".to_string(),
         Kind::Duration => format!("expected {DURATION_HINT}"),
+        Kind::Searches => {
+            "expected a string or a list of strings (as a flow sequence: [\"…\", \"…\"])"
+                .to_string()
+        }
     }
 }
 
@@ -287,6 +303,15 @@ mod tests {
         );
         assert!(parse_text(Kind::Duration, "2562048h").is_err());
         assert_eq!(parse_text(Kind::Bool, " true "), Ok(Scalar::Bool(true)));
+        assert_eq!(
+            parse_text(Kind::Searches, "generation = 1"),
+            Ok(Scalar::Text("generation = 1".into()))
+        );
+        assert_eq!(
+            parse_text(Kind::Searches, r#" ["a = 'x'", 'b in [1]']"#),
+            Ok(Scalar::Texts(vec!["a = 'x'".into(), "b in [1]".into()]))
+        );
+        assert!(parse_text(Kind::Searches, "[1, [2]]").is_err());
         assert_eq!(
             parse_text(Kind::Text, " a "),
             Ok(Scalar::Text(" a ".into()))

@@ -128,7 +128,8 @@ impl Config {
     }
 }
 
-/// `server_filters`: `off` (or absent), `auto`, or a search of the operator's own.
+/// `server_filters`: `off` (or absent), `auto`, or a search of the operator's own, or a list of
+/// them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ServerFilters {
     /// List every resource the selector matches, as the Go sentinel does.
@@ -139,15 +140,34 @@ pub enum ServerFilters {
     /// A TSL search of the operator's own, ANDed with the selector; checked by the API's rules
     /// at load.
     Search(String),
+    /// TSL searches of the operator's own (a YAML list), ANDed in order after the selector's
+    /// terms, as the Go sentinel's client joins its `additionalFilters`; each checked at load.
+    /// Never empty (an empty list is [`ServerFilters::Off`]).
+    Searches(Vec<String>),
 }
 
 impl ServerFilters {
-    /// The setting as written.
-    pub fn text(&self) -> &str {
+    /// The searches of the operator's own, in order (none for `off` and `auto`).
+    pub fn searches(&self) -> &[String] {
         match self {
-            ServerFilters::Off => "off",
-            ServerFilters::Auto => "auto",
-            ServerFilters::Search(s) => s,
+            ServerFilters::Search(s) => std::slice::from_ref(s),
+            ServerFilters::Searches(list) => list,
+            ServerFilters::Off | ServerFilters::Auto => &[],
+        }
+    }
+}
+
+/// The setting as written: `off`, `auto`, the search, or the list in YAML's flow form.
+impl std::fmt::Display for ServerFilters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerFilters::Off => f.write_str("off"),
+            ServerFilters::Auto => f.write_str("auto"),
+            ServerFilters::Search(s) => f.write_str(s),
+            ServerFilters::Searches(list) => {
+                let quoted: Vec<String> = list.iter().map(|s| format!("{s:?}")).collect();
+                write!(f, "[{}]", quoted.join(", "))
+            }
         }
     }
 }

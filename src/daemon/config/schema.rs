@@ -170,7 +170,7 @@ fn too_long(text: &str) -> String {
 /// A YAML number as a scalar of `kind`.
 fn number_scalar(kind: Kind, n: &Number) -> Result<Scalar, String> {
     match kind {
-        Kind::Text => Ok(Scalar::Text(n.to_string())),
+        Kind::Text | Kind::Searches => Ok(Scalar::Text(n.to_string())),
         Kind::Int => n.as_i64().map(Scalar::Int).ok_or_else(|| expectation(kind)),
         Kind::Bool => Err(expectation(kind)),
         Kind::Duration if n.as_f64() == Some(0.0) => Ok(Scalar::Nanos(0)),
@@ -256,7 +256,12 @@ impl Reader<'_> {
             Value::String(s) => parse_text(kind, s),
             Value::Number(n) => number_scalar(kind, n),
             Value::Bool(b) if kind == Kind::Bool => Ok(Scalar::Bool(*b)),
-            Value::Bool(b) if kind == Kind::Text => Ok(Scalar::Text(b.to_string())),
+            Value::Bool(b) if matches!(kind, Kind::Text | Kind::Searches) => {
+                Ok(Scalar::Text(b.to_string()))
+            }
+            Value::Sequence(items) if kind == Kind::Searches => {
+                Ok(Scalar::Texts(self.texts(items, path)))
+            }
             _ => Err(expectation(kind)),
         };
         match parsed {
@@ -272,6 +277,21 @@ impl Reader<'_> {
                 spec.env
             ));
         }
+    }
+
+    /// The strings of a list (`path[i]`), each other item reported.
+    fn texts(&mut self, items: &[Value], path: &str) -> Vec<String> {
+        let mut texts = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(s) => texts.push(s.clone()),
+                other => {
+                    let message = format!("expected a string, got {}", describe(other));
+                    self.problem(&format!("{path}[{i}]"), message);
+                }
+            }
+        }
+        texts
     }
 
     /// A string-valued field outside the [`Key`] table; null counts as absent.

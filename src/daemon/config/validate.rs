@@ -233,9 +233,39 @@ impl Checker<'_> {
         }
     }
 
-    /// `server_filters`: `off`, `auto` or a search the API would accept.
+    /// `server_filters`: `off`, `auto`, a search the API would accept, or a list of them (blank
+    /// ones dropped, as Go drops an empty filter).
     fn server_filters(&mut self) -> super::ServerFilters {
         use super::ServerFilters;
+        if let Some(Scalar::Texts(list)) = self.raw.scalar(Key::ServerFilters) {
+            let mut searches = Vec::new();
+            for (i, text) in list.iter().enumerate() {
+                let search = text.trim();
+                if search.is_empty() {
+                    continue;
+                }
+                let why = match search {
+                    "off" | "auto" => "off and auto are settings of their own, not searches".into(),
+                    _ => match crate::tsl::parse(search) {
+                        Ok(_) => {
+                            searches.push(search.to_string());
+                            continue;
+                        }
+                        Err(e) => format!("is not a search the API accepts: {e}"),
+                    },
+                };
+                let source = self.raw.source(Key::ServerFilters).map(str::to_string);
+                self.problems.push(Problem {
+                    path: format!("{}[{i}]", Key::ServerFilters.path()),
+                    message: why,
+                    source,
+                });
+            }
+            return match searches.is_empty() {
+                true => ServerFilters::Off,
+                false => ServerFilters::Searches(searches),
+            };
+        }
         let Some(text) = self.text(Key::ServerFilters) else {
             return ServerFilters::Off;
         };

@@ -8,7 +8,7 @@
 //!
 //! Invariant: a nodepool is only found under the cluster that owns it.
 
-use super::fleet::{Collection, FleetError, ListFilter, PutOutcome};
+use super::fleet::{Collection, FleetError, ListFilter, Order, PutOutcome};
 use super::project;
 use super::status::StatusReport;
 use super::{DEFAULT_PAGE_SIZE, FakeApi, MAX_PAGE_SIZE, problem};
@@ -277,13 +277,22 @@ fn list(
         Ok(size) => size,
         Err(detail) => return bad("Bad Request", detail),
     };
+    let quirks = api.quirks();
+    let order = match Order::parse(first("order")) {
+        Ok(_) if quirks.ignore_order => Order::Created,
+        Ok(order) => order,
+        Err(detail) => return bad("Bad Request", detail),
+    };
+    if let Some(detail) = first("search").and_then(|s| quirks.refuses(s)) {
+        return bad("Bad Request", detail);
+    }
     let text = tsl::scoped(
         first("search").unwrap_or(""),
         collection.kind(),
         owner.as_deref(),
     );
     let search = match tsl::parse(&text) {
-        Ok(search) => search,
+        Ok(search) => quirks.applied(search),
         Err(err) => return bad("Bad Request", err.reason),
     };
     let fields = project::requested_fields(
@@ -296,14 +305,19 @@ fn list(
         search,
         owner: None,
     };
-    let listed = api.fleet.list(collection, &filter, page, size);
+    let listed = api
+        .fleet
+        .list_ordered(collection, &filter, order, page, size);
     let body = match fields {
-        Some(fields) => match projected(&fields, &listed.items, page, listed.total) {
+        Some(fields) => match projected(&fields, &listed.items, page, listed.total, &quirks) {
             Ok(body) => body,
             Err(detail) => return bad("Validation Failed", detail),
         },
         None => envelope(collection, page, &listed.items, listed.total),
     };
+    if first("search").is_some() {
+        quirks.listed(&api.fleet, collection, &listed.items);
+    }
     api.count_served(&path, page, listed.items.len(), body.len());
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
@@ -334,6 +348,7 @@ fn projected(
     items: &[Arc<[u8]>],
     page: u32,
     total: u64,
+    quirks: &super::Quirks,
 ) -> Result<Vec<u8>, String> {
     // The store serialized every body from a `Json`, so each parses.
     let decoded: Vec<Json> = items
@@ -345,7 +360,7 @@ fn projected(
     }
     let projected = decoded
         .iter()
-        .map(|item| project::project(fields, item))
+        .map(|item| quirks.projected(project::project(fields, item)))
         .collect();
     Ok(project::envelope(projected, page, total))
 }
