@@ -11,6 +11,7 @@ use criterion::{Criterion, Throughput, criterion_group};
 use sentinel::api::{decode_body, decode_page_with, gunzip, max_body_bytes};
 use sentinel::broker::event::Event;
 use sentinel::cel::time::parse_timestamp;
+use sentinel::resource::Fields;
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use sentinel::rules::message_data::MessageData;
 use sentinel::rules::message_data::MessageDataProgram;
@@ -97,16 +98,19 @@ fn page(c: &mut Criterion) {
     group.finish();
 }
 
-/// `PAGE_PASSES=<decode|decide|publish|gunzip|gunzip+decode>:<n>`: instead of timing, decodes
-/// (and decides, and builds and encodes the events due) the page `n` times and exits, for
-/// counting instructions with callgrind: the difference of two runs with different `n` divided
-/// by 100 × their difference in `n` is the count per resource (`publish` − `decide`, divided by
-/// the events per pass instead: per event). `gunzip` inflates the varied fleet's gzipped page,
-/// `gunzip+decode` inflates and decodes it.
+/// `PAGE_PASSES=<decode|decide|publish|gunzip|gunzip+decode|fields|fields+decode>:<n>`: instead
+/// of timing, decodes (and decides, and builds and encodes the events due) the page `n` times
+/// and exits, for counting instructions with callgrind: the difference of two runs with
+/// different `n` divided by 100 × their difference in `n` is the count per resource (`publish`
+/// − `decide`, divided by the events per pass instead: per event). `gunzip` inflates the varied
+/// fleet's gzipped page, `gunzip+decode` inflates and decodes it. `fields+decode` decodes the
+/// page as the API projects it for the default rules' `fields`, and `fields` checks each item
+/// of that projected page for every field asked for (what a projected listing adds per
+/// resource).
 fn passes(spec: &str) {
-    let (what, n) = spec
-        .split_once(':')
-        .expect("PAGE_PASSES=<decode|decide|publish|gunzip|gunzip+decode>:<n>");
+    let (what, n) = spec.split_once(':').expect(
+        "PAGE_PASSES=<decode|decide|publish|gunzip|gunzip+decode|fields|fields+decode>:<n>",
+    );
     let n: usize = n.parse().expect("a count");
     let body = page_body();
     let now = parse_timestamp("2026-01-01T00:00:00Z").expect("valid time");
@@ -124,6 +128,26 @@ fn passes(spec: &str) {
             };
         }
         println!("{what} x{n}: {items}");
+        return;
+    }
+    if what.starts_with("fields") {
+        let fields = Fields::of(&projection).expect("the default rules project");
+        let projected = projected_body(&body, &fields);
+        let page = decode_page_with(&projected, &projection).expect("decodes");
+        let mut missing = 0;
+        for _ in 0..n {
+            if what == "fields" {
+                for r in &page.items {
+                    missing += usize::from(fields.missing(black_box(r.json_text())).is_some());
+                }
+            } else {
+                missing += decode_page_with(black_box(&projected), &projection)
+                    .expect("decodes")
+                    .items
+                    .len();
+            }
+        }
+        println!("{what} x{n}: {missing}");
         return;
     }
     let data = message_data();
@@ -151,6 +175,16 @@ fn passes(spec: &str) {
         }
     }
     println!("{what} x{n}: {published} published");
+}
+
+/// `body` as the API answers it asked for `fields` (the fake API's projection, the real one's).
+fn projected_body(body: &[u8], fields: &Fields) -> Vec<u8> {
+    use sentinel::sim::api::project;
+    let page: serde_json::Value = serde_json::from_slice(body).expect("JSON");
+    let asked = project::requested_fields([fields.param()]).expect("fields");
+    let items = page["items"].as_array().expect("items");
+    let projected = items.iter().map(|i| project::project(&asked, i)).collect();
+    project::envelope(projected, 1, items.len() as u64)
 }
 
 /// The `message_data` of `examples/scale.yaml`.

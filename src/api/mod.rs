@@ -39,7 +39,7 @@ pub use body::{PAGE_ENVELOPE_SLACK, max_body_bytes};
 pub use error::{ApiError, BODY_EXCERPT_LEN, TokenError, parse_retry_after};
 pub use gunzip::{GunzipError, GzipError, gunzip};
 
-pub use pager::{Degraded, MAX_LISTED_RESOURCES, PREFETCH_BYTES, Pager, listing_limit};
+pub use pager::{Degraded, MAX_LISTED_RESOURCES, PREFETCH_BYTES, Pager, Paging, listing_limit};
 pub use retry::Backoff;
 pub use url::{BY_ID_SEARCH_SLACK, search_from_selector};
 
@@ -220,8 +220,8 @@ impl ApiClient {
         }
     }
 
-    /// The first request of a listing by `search` asking for `fields` (and `order=id` when
-    /// `by_id`), for one item, retried as a page is: `Ok(None)` when the API accepts it and its
+    /// The first request of a listing by `search` asking for `fields` and paged as `paging`
+    /// says, for one item, retried as a page is: `Ok(None)` when the API accepts it and its
     /// item (if any) carries every field asked for, `Ok(Some(field))` when the item lacks
     /// `field`, and the error (a 400 for a search or a field the API refuses) otherwise.
     pub async fn try_listing(
@@ -229,14 +229,13 @@ impl ApiClient {
         resource_type: &str,
         search: Option<&str>,
         fields: Option<&Fields>,
-        by_id: bool,
+        paging: Paging,
     ) -> Result<Option<&'static str>, ApiError> {
         let collection = self.collection_url(resource_type);
         let param = fields.map(Fields::param);
-        let url = if by_id {
-            url::by_id_url(&collection, 1, search, None, param)
-        } else {
-            url::page_url(&collection, 1, 1, search, param)
+        let url = match paging {
+            Paging::ById => url::by_id_url(&collection, 1, search, None, param),
+            Paging::ByNumber => url::page_url(&collection, 1, 1, search, param),
         };
         let body = self.inner.clone().fetch_page(url, 1).await?;
         let page = decode_body(body, &Arc::new(Projection::base()))?;
@@ -333,6 +332,8 @@ pub struct Decoded {
     pub total: u64,
     /// The size of the page's text, which its resources share (what buffering it costs).
     pub bytes: usize,
+    /// Whether an item may lack a field the projection decodes ([`crate::resource::DecodedList`]).
+    pub incomplete: bool,
 }
 
 /// Decodes one list page completely ([`decode_page_with`] under [`Projection::all`]).
@@ -361,6 +362,7 @@ pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decode
         items: page.items,
         total: page.total.max(0) as u64,
         bytes: text.len(),
+        incomplete: page.incomplete,
     })
 }
 

@@ -28,6 +28,15 @@ use tokio::task::JoinHandle;
 /// One page's fetch, a task of its own: the page's body (decoded by [`Pager::next_page`]).
 type Fetch = JoinHandle<Result<Vec<u8>, ApiError>>;
 
+/// How a listing pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paging {
+    /// `page=N`: Go's requests, fetched ahead.
+    ByNumber,
+    /// `order=id` and `id > '<the last id listed>'`, one request after the other.
+    ById,
+}
+
 /// What a listing found the API does not honour, and did without from then on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Degraded {
@@ -83,9 +92,9 @@ impl Pager {
         self
     }
 
-    /// The same listing paged by id (`order=id`, `id > '<last>'`) instead of by page number.
-    pub fn by_id(mut self) -> Pager {
-        self.by_id = Some(None);
+    /// The same listing paged as `paging` says (by number unless told otherwise).
+    pub fn paged(mut self, paging: Paging) -> Pager {
+        self.by_id = (paging == Paging::ById).then_some(None);
         self
     }
 
@@ -144,7 +153,7 @@ impl Pager {
                 Ok(decoded) => decoded,
                 Err(err) => return Some(Err(self.finish(err))),
             };
-            if let Some(field) = self.left_out(&decoded.items) {
+            if let Some(field) = self.left_out(&decoded) {
                 // Never decided on: this page again, and every later one, unprojected.
                 self.degraded.projection = Some(field);
                 self.fields = None;
@@ -165,10 +174,13 @@ impl Pager {
         }
     }
 
-    /// The first field asked for that an item of a projected page lacks.
-    fn left_out(&self, items: &[Resource]) -> Option<&'static str> {
-        let fields = self.fields.as_ref()?;
-        items.iter().find_map(|r| fields.missing(r.json_text()))
+    /// The first field asked for that an item of a projected page lacks: looked for only when
+    /// the decoding's pass found one may (it notes what each item holds as it reads it).
+    fn left_out(&self, page: &super::Decoded) -> Option<&'static str> {
+        let fields = self.fields.as_ref().filter(|_| page.incomplete)?;
+        page.items
+            .iter()
+            .find_map(|r| fields.missing(r.json_text()))
     }
 
     /// Counts a page of `n` items against the listing's bound (set by the first page's

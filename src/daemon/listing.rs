@@ -17,7 +17,7 @@
 
 use super::metrics::Metrics;
 use super::query::{CycleQuery, Finding, Query};
-use crate::api::{ApiClient, ApiError, Page, Pager};
+use crate::api::{ApiClient, ApiError, Page, Pager, Paging};
 use crate::cel::host::Projection;
 use crate::cel::time::Timestamp;
 use std::sync::Arc;
@@ -93,10 +93,9 @@ impl Listing {
         let pager = api
             .list_projected(resource_type, search, projection)
             .with_fields(query.fields.clone());
-        let pager = if phase == Phase::Filtered && query.by_id {
-            pager.by_id()
-        } else {
-            pager
+        let pager = match phase {
+            Phase::Filtered => pager.paged(query.paging),
+            _ => pager,
         };
         Listing {
             query,
@@ -194,7 +193,7 @@ impl Listing {
     fn relist(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.query.cycle(ctx.tick, ctx.now);
         self.query.fields = now.fields.clone();
-        self.query.by_id = now.by_id;
+        self.query.paging = now.paging;
         match (self.phase, now.filtered) {
             (Phase::Filtered, Some(search)) => self.go_on(Some(search), Phase::Filtered),
             (Phase::Filtered, None) => {
@@ -212,10 +211,9 @@ impl Listing {
             .pager
             .then(search.as_deref())
             .with_fields(self.query.fields.clone());
-        self.pager = if phase == Phase::Filtered && self.query.by_id {
-            pager.by_id()
-        } else {
-            pager
+        self.pager = match phase {
+            Phase::Filtered => pager.paged(self.query.paging),
+            _ => pager,
         };
         self.phase = phase;
     }
@@ -228,14 +226,17 @@ pub async fn probe(ctx: &mut Ctx<'_>) -> bool {
     let query = ctx.query.cycle(ctx.tick, ctx.now);
     let mut changed = false;
     if let Some(search) = ctx.query.plan().search(ctx.now, false) {
-        let by_id = query.by_id;
+        let paging = query.paging;
         let api = ctx.api;
         let rt = ctx.resource_type;
-        let first = api.try_listing(rt, Some(&search), None, by_id).await;
+        let first = api.try_listing(rt, Some(&search), None, paging).await;
         let finding = match first {
             Ok(_) => Some(Finding::FilterAccepted),
-            Err(e) if e.is_refusal() && by_id => {
-                match api.try_listing(rt, Some(&search), None, false).await {
+            Err(e) if e.is_refusal() && paging == Paging::ById => {
+                match api
+                    .try_listing(rt, Some(&search), None, Paging::ByNumber)
+                    .await
+                {
                     Ok(_) => {
                         changed |= ctx.learn(Finding::ByIdRefused(e.to_string()));
                         Some(Finding::FilterAccepted)
@@ -255,7 +256,12 @@ pub async fn probe(ctx: &mut Ctx<'_>) -> bool {
         let selector = ctx.query.plan().selector.clone();
         let answer = ctx
             .api
-            .try_listing(ctx.resource_type, selector.as_deref(), Some(&fields), false)
+            .try_listing(
+                ctx.resource_type,
+                selector.as_deref(),
+                Some(&fields),
+                Paging::ByNumber,
+            )
             .await;
         let finding = match answer {
             Ok(None) => Some(Finding::FieldsAccepted),

@@ -13,6 +13,7 @@
 //!   unprojected, each said once (WARN) when it starts and once (INFO) when it ends.
 
 use super::plan::Plan;
+use crate::api::Paging;
 use crate::cel::time::Timestamp;
 use crate::resource::Fields;
 use std::sync::Arc;
@@ -50,8 +51,8 @@ pub struct CycleQuery {
     pub selector: Option<String>,
     /// The fields to ask for.
     pub fields: Option<Arc<Fields>>,
-    /// Whether the filtered listing pages by id.
-    pub by_id: bool,
+    /// How the filtered listing pages (by id, unless the API does not list by id).
+    pub paging: Paging,
 }
 
 /// What a probe or a listing found about the API.
@@ -107,7 +108,10 @@ impl Query {
                 .fields
                 .clone()
                 .filter(|_| self.fields_refused.is_none()),
-            by_id: self.by_id_refused.is_none(),
+            paging: match self.by_id_refused {
+                None => Paging::ById,
+                Some(_) => Paging::ByNumber,
+            },
         }
     }
 

@@ -242,8 +242,9 @@ impl Daemon {
     }
 
     /// Asks the API whether it accepts what the plan sends beyond Go's requests (the server
-    /// filter, `fields`), one item each, and goes without what it refuses (`serve` does this
-    /// at start-up; a refusal later is probed the same way).
+    /// filter, `fields`), one item each, and goes without what it refuses: before the first
+    /// cycle ([`Daemon::run_with`]), after a cycle's request is refused, and every full sweep
+    /// interval while something is refused. Nothing without those settings.
     pub async fn probe_server_side(&mut self, now: Timestamp) {
         let plan = self.query.plan();
         if plan.filter.is_none() && plan.fields.is_none() {
@@ -301,8 +302,8 @@ impl Daemon {
 
     /// The loop: the server-side settings probed ([`Daemon::probe_server_side`]), then a cycle
     /// at `clock()` every `poll_interval` (at once after an overrun), each one's report and
-    /// duration handed to `on_cycle`, until `shutdown` turns true or `on_cycle` breaks. [`Daemon::run`] runs it on the wall clock; `simulate` on its
-    /// simulated clock.
+    /// duration handed to `on_cycle`, until `shutdown` turns true or `on_cycle` breaks.
+    /// [`Daemon::run`] runs it on the wall clock; `simulate` on its simulated clock.
     pub async fn run_with(
         &mut self,
         clock: impl Fn() -> Timestamp,
@@ -435,11 +436,10 @@ impl Daemon {
                     return report;
                 }
             };
-            let remainder = listing.phase() == Phase::Remainder;
             pending += self.decide_page(
                 page.items,
                 now,
-                remainder,
+                listing.phase(),
                 &mut work,
                 &mut report,
                 traced.as_deref_mut(),
@@ -496,7 +496,7 @@ impl Daemon {
         &self,
         items: Vec<Resource>,
         now: Timestamp,
-        remainder: bool,
+        phase: Phase,
         work: &mut PageWork,
         report: &mut CycleReport,
         mut traced: Option<&mut Traced>,
@@ -506,7 +506,7 @@ impl Daemon {
         for resource in items {
             report.total += 1;
             let resource = Arc::new(resource);
-            let swept = remainder.then(|| resource.clone());
+            let swept = (phase == Phase::Remainder).then(|| resource.clone());
             match self.step(resource, now, &mut work.scratch, traced.as_deref_mut()) {
                 Step::Ignored => {}
                 Step::Skipped => report.skipped += 1,

@@ -14,7 +14,8 @@
 //! what is checked is what was asked for. The check reads keys only (no value is decoded), and
 //! allocates nothing.
 
-use super::json::{Skip, blank_end, skip_end, string_end, token};
+use super::json::{Skip, blank_end, skip_end, string_close, string_end, token};
+use super::page::{CONDITION_KEYS, RESOURCE_KEYS};
 use crate::cel::host::{
     CONDITION_SCHEMA, ConditionField, FieldDef, Projection, RESOURCE_SCHEMA, ResourceField,
 };
@@ -87,10 +88,11 @@ impl Fields {
     /// what it is).
     pub fn missing(&self, json: &str) -> Option<&'static str> {
         let b = json.as_bytes();
+        let keys = &*RESOURCE_KEYS;
         let mut seen = 0u32;
         let mut missing = None;
         let read = members(b, blank_end(b, 0), |key, at| {
-            let Some(def) = lookup(&RESOURCE_SCHEMA, key) else {
+            let Some(def) = keys.get(key) else {
                 return skip(b, at);
             };
             seen |= 1 << def.field as u32;
@@ -139,6 +141,7 @@ impl Fields {
     /// condition lacks.
     fn conditions(&self, b: &[u8], at: usize) -> Option<(usize, Option<&'static str>)> {
         let mut missing = None;
+        let keys = &*CONDITION_KEYS;
         let mut i = blank_end(b, at + 1);
         if b.get(i) == Some(&b']') {
             return Some((i + 1, None));
@@ -146,7 +149,7 @@ impl Fields {
         loop {
             let mut seen = 0u32;
             i = members(b, i, |key, at| {
-                if let Some(def) = lookup(&CONDITION_SCHEMA, key) {
+                if let Some(def) = keys.get(key) {
                     seen |= 1 << def.field as u32;
                 }
                 skip(b, at)
@@ -187,8 +190,8 @@ impl Fields {
 
 /// The check's rules over serde_json's reading, for [`Fields::check_against_serde`].
 mod oracle {
-    use super::{CONDITION_NAMES, CONDITION_SCHEMA, Fields, RESOURCE_SCHEMA, ResourceField};
-    use super::{first, first_bit, lookup};
+    use super::{CONDITION_NAMES, CONDITION_SCHEMA, FieldDef, Fields, RESOURCE_SCHEMA};
+    use super::{ResourceField, first, first_bit};
     use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
     /// A JSON value with every member of an object, duplicates kept, in order.
@@ -257,6 +260,14 @@ mod oracle {
         }
     }
 
+    /// The row whose name or alias is `key` (a plain search, not the scanner's table).
+    fn lookup<F>(schema: &'static [FieldDef<F>], key: &[u8]) -> Option<&'static FieldDef<F>> {
+        let named = |def: &&FieldDef<F>| {
+            def.name.as_bytes() == key || def.aliases.iter().any(|a| a.as_bytes() == key)
+        };
+        schema.iter().find(named)
+    }
+
     /// What [`Fields::missing`] should say of `tree`.
     pub(super) fn missing(fields: &Fields, tree: &Tree) -> Option<&'static str> {
         let Tree::Object(members) = tree else {
@@ -319,13 +330,6 @@ const CONDITION_NAMES: [&str; CONDITION_SCHEMA.len()] = [
     "status.conditions.observed_generation",
 ];
 
-/// The row whose name or alias is `key`.
-fn lookup<F>(schema: &'static [FieldDef<F>], key: &[u8]) -> Option<&'static FieldDef<F>> {
-    schema
-        .iter()
-        .find(|def| def.name.as_bytes() == key || def.aliases.iter().any(|a| a.as_bytes() == key))
-}
-
 /// The name of the row of the lowest bit of `bits`.
 fn first<F>(schema: &'static [FieldDef<F>], bits: u32) -> &'static str {
     schema[first_bit(bits)].name
@@ -335,9 +339,14 @@ fn first_bit(bits: u32) -> usize {
     bits.trailing_zeros() as usize
 }
 
-/// After the value at `at`.
+/// After the value at `at`: a string (what most members hold) here, anything else through
+/// [`skip_end`].
+#[inline(always)]
 fn skip(b: &[u8], at: usize) -> Option<usize> {
-    skip_end::<true>(b, at, Skip::Value)
+    match b.get(at)? {
+        b'"' => string_close::<true>(b, at + 1).map(|close| close + 1),
+        _ => skip_end::<true>(b, at, Skip::Value),
+    }
 }
 
 /// Calls `f` with each key of the object at `at` (its `{`, after blanks) and where its value
@@ -374,6 +383,56 @@ fn members(b: &[u8], at: usize, mut f: impl FnMut(&[u8], usize) -> Option<usize>
 mod tests {
     use super::*;
     use crate::cel::host::ConditionField as C;
+
+    /// The page decoder notes, as it reads, whether an item may lack a field its projection
+    /// decodes, so that [`Fields::missing`] runs only on such a page.
+    #[test]
+    fn the_page_decoder_says_when_an_item_may_lack_a_field() {
+        let mut p = Projection::base();
+        p.add_field(ResourceField::Generation);
+        p.add_condition(Some("Reconciled"));
+        p.add_condition_field(Some(C::LastUpdatedTime));
+        let p = std::sync::Arc::new(p);
+        let fields = Fields::of(&p).unwrap();
+        let page = |items: &str| -> (bool, Option<&'static str>) {
+            let text = std::sync::Arc::new(format!(r#"{{"items":[{items}],"total":1}}"#));
+            let page = crate::resource::decode_list(&text, &p).unwrap();
+            let missing = page
+                .items
+                .iter()
+                .find_map(|r| fields.missing(r.json_text()));
+            (page.incomplete, missing)
+        };
+        let whole = r#"{"generation":1,"id":"a","kind":"C","status":{"conditions":[
+            {"last_updated_time":null,"type":"Reconciled"},{"type":"Ready"}]}}"#;
+        // A condition of a type the rules do not read is not read: nothing is decided on it.
+        assert_eq!(
+            page(whole),
+            (false, Some("status.conditions.last_updated_time"))
+        );
+        let whole = whole.replace(
+            r#"{"type":"Ready"}"#,
+            r#"{"last_updated_time":"","type":"R"}"#,
+        );
+        assert_eq!(page(&whole), (false, None));
+        for (item, field) in [
+            (
+                r#"{"id":"a","kind":"C","status":{"conditions":[]}}"#,
+                "generation",
+            ),
+            (
+                r#"{"generation":1,"id":"a","kind":"C","status":{}}"#,
+                "status.conditions",
+            ),
+            (
+                r#"{"generation":1,"id":"a","kind":"C","status":{"conditions":[{"type":"Reconciled"}]}}"#,
+                "status.conditions.last_updated_time",
+            ),
+            (r#"{"generation":1,"id":"a","kind":"C"}"#, "status"),
+        ] {
+            assert_eq!(page(item), (true, Some(field)), "{item}");
+        }
+    }
 
     #[test]
     fn condition_names_are_the_schema_rows() {

@@ -40,6 +40,10 @@ pub struct DecodedList {
     pub items: Vec<Resource>,
     /// The `total` the API reported.
     pub total: i64,
+    /// Whether an item may lack a field the projection decodes (`null` counts as held): for an
+    /// answer to `fields`, one the API may have left a field out of, which
+    /// [`Fields::missing`] names. Always true when an item was decoded by the complete decoder.
+    pub incomplete: bool,
 }
 
 /// Decodes a list page's text under `projection`: one pass of the byte scanner, or, for a
@@ -49,8 +53,12 @@ pub fn decode_list(
     text: &SharedText,
     projection: &Arc<Projection>,
 ) -> Result<DecodedList, serde_json::Error> {
-    if let Some((items, total)) = page::scan_page(text, projection) {
-        return Ok(DecodedList { items, total });
+    if let Some((items, total, incomplete)) = page::scan_page(text, projection) {
+        return Ok(DecodedList {
+            items,
+            total,
+            incomplete,
+        });
     }
     /// The list envelope; `page`, `size`, `kind` and any other field are ignored. `items` is
     /// required; `null` is an empty page (the API's projected answer when nothing matched,
@@ -78,6 +86,7 @@ pub fn decode_list(
             .map(|item| Resource::from_text(item.get()))
             .collect(),
         total: envelope.total,
+        incomplete: true,
     })
 }
 
@@ -372,7 +381,8 @@ mod tests {
             for text in &texts {
                 let page: SharedText =
                     Arc::new(format!(r#"{{"items":[{text}, {text}],"total":2}}"#));
-                let (items, total) = page::scan_page(&page, &p).unwrap_or_else(|| panic!("{text}"));
+                let (items, total, _) =
+                    page::scan_page(&page, &p).unwrap_or_else(|| panic!("{text}"));
                 assert_eq!((items.len(), total), (2, 2));
                 let want = view(&Resource::from_text(text));
                 for r in &items {
@@ -411,7 +421,7 @@ mod tests {
                 "{page}"
             );
         }
-        let (items, total) = page::scan_page(
+        let (items, total, _) = page::scan_page(
             &Arc::new(r#"{"kind":"L","items":[],"page":1,"total":-3}"#.to_string()),
             &p,
         )

@@ -12,6 +12,11 @@
 //!
 //! Fields are placed by the schema: a key is looked up in the schema's names and aliases and
 //! its value stored at the row's slot of its type's array, never at a position of its own.
+//!
+//! On the way the pass notes, at the cost of a bit per key, whether every item holds every
+//! field the projection decodes (`null` counts): an answer to `fields` that does not is one
+//! the API left a field out of ([`super::Fields`] says which; an item the complete decoder
+//! takes counts as not known to hold them).
 
 use super::json::{
     Skip, blank_end, literal_end, number_end, same_bytes, skip_end, special_at, string_close,
@@ -31,9 +36,14 @@ use crate::cel::value::{EvalError, Map, Value};
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
-/// The items and total of a page, or `None` when the complete decoder must decide.
-pub(super) fn scan_page(page: &SharedText, p: &Arc<Projection>) -> Option<(Vec<Resource>, i64)> {
+/// The items and total of a page, and whether an item may lack a field `p` decodes; or `None`
+/// when the complete decoder must decide.
+pub(super) fn scan_page(
+    page: &SharedText,
+    p: &Arc<Projection>,
+) -> Option<(Vec<Resource>, i64, bool)> {
     let mut s = Scan::new(page.as_bytes(), 0);
+    s.wanted = Wanted::of(p);
     let mut items = None;
     let mut total = None;
     s.ws();
@@ -65,7 +75,37 @@ pub(super) fn scan_page(page: &SharedText, p: &Arc<Projection>) -> Option<(Vec<R
     if s.i != s.b.len() {
         return None;
     }
-    Some((items?, total?))
+    Some((items?, total?, s.incomplete))
+}
+
+/// The fields a projection decodes, a bit per schema row: what every item of an answer to
+/// `fields` must hold.
+#[derive(Clone, Copy, Default)]
+struct Wanted {
+    resource: u32,
+    /// Of each condition of a decoded type (`type` among them).
+    condition: u32,
+}
+
+impl Wanted {
+    fn of(p: &Projection) -> Wanted {
+        let bits = |has: &dyn Fn(usize) -> bool, n: usize| {
+            (0..n).filter(|&i| has(i)).fold(0u32, |b, i| b | 1 << i)
+        };
+        Wanted {
+            resource: bits(
+                &|i| p.has_field(RESOURCE_SCHEMA[i].field),
+                RESOURCE_SCHEMA.len(),
+            ),
+            condition: bits(
+                &|i| {
+                    let f = CONDITION_SCHEMA[i].field;
+                    f == ConditionField::Type || p.has_condition_field(f)
+                },
+                CONDITION_SCHEMA.len(),
+            ),
+        }
+    }
 }
 
 struct Scan<'a> {
@@ -75,6 +115,10 @@ struct Scan<'a> {
     keys: Vec<&'a [u8]>,
     resource_keys: &'static Keys<ResourceField>,
     condition_keys: &'static Keys<ConditionField>,
+    /// What every item must hold ([`scan_page`] only; nothing for the complete decoder).
+    wanted: Wanted,
+    /// Whether an item may lack a wanted field.
+    incomplete: bool,
 }
 
 /// A string value: its content's byte range in the page and whether it has escapes.
@@ -96,6 +140,8 @@ impl<'a> Scan<'a> {
             keys: Vec::new(),
             resource_keys: &RESOURCE_KEYS,
             condition_keys: &CONDITION_KEYS,
+            wanted: Wanted::default(),
+            incomplete: false,
         }
     }
 
@@ -255,6 +301,7 @@ impl<'a> Scan<'a> {
                 _ => {
                     // Only to find its end: as serde skips, a surrogate escape is no error
                     // here (the complete decoder says what it makes of it).
+                    self.incomplete = true;
                     self.i = skip_end::<true>(self.b, start, Skip::Value)?;
                     Resource::from_page(page, start..self.i)
                 }
@@ -301,11 +348,13 @@ impl<'a> Scan<'a> {
         let mut fields = ResourceFields::absent();
         let mut conditions = Conditions::default();
         let keys = self.resource_keys;
+        let mut present = 0u32;
         self.object(|s, key| {
-            let Some(def) = keys
-                .get(key)
-                .filter(|d| d.ty.is_decoded() && p.has_field(d.field))
-            else {
+            let def = keys.get(key);
+            if let Some(d) = def {
+                present |= 1 << d.field as u32;
+            }
+            let Some(def) = def.filter(|d| d.ty.is_decoded() && p.has_field(d.field)) else {
                 return s.skip();
             };
             let bit = 1 << def.field as u32;
@@ -339,6 +388,7 @@ impl<'a> Scan<'a> {
         decode_texts(page, texts, &mut fields.texts)?;
         decode_times(page, &RESOURCE_TIME_NAMES, times, &mut fields.times)?;
         fields.conditions = Ok(conditions);
+        self.incomplete |= present & self.wanted.resource != self.wanted.resource;
         Some(Resource::projected(fields, raw, p, complete_resource))
     }
 
@@ -368,7 +418,7 @@ impl<'a> Scan<'a> {
     /// `status` (at `{`): its `conditions` of the projected types.
     fn status(&mut self, page: &SharedText, p: &Projection, out: &mut Conditions) -> Option<()> {
         let mut seen = false;
-        self.object(|s, key| {
+        let read = self.object(|s, key| {
             if key != b"conditions" {
                 return s.skip();
             }
@@ -395,7 +445,9 @@ impl<'a> Scan<'a> {
                     _ => return None,
                 }
             }
-        })
+        });
+        self.incomplete |= !seen;
+        read
     }
 
     /// One condition (must be an object), decoded when its type is projected; nothing is
@@ -411,8 +463,13 @@ impl<'a> Scan<'a> {
         let mut typed = false;
         let keys = self.condition_keys;
         let mut dropped = false;
+        let mut present = 0u32;
         self.members(|s, key| {
-            let Some(def) = keys.get(key).filter(|d| {
+            let def = keys.get(key);
+            if let Some(d) = def {
+                present |= 1 << d.field as u32;
+            }
+            let Some(def) = def.filter(|d| {
                 matches!(d.field, ConditionField::Type) || p.has_condition_field(d.field)
             }) else {
                 s.skip()?;
@@ -452,6 +509,7 @@ impl<'a> Scan<'a> {
         if dropped {
             return Some(None);
         }
+        self.incomplete |= present & self.wanted.condition != self.wanted.condition;
         // Without a `type` it is of type "" (read only when "" is).
         if !typed && !p.has_condition("") {
             return Some(None);
@@ -471,8 +529,8 @@ impl<'a> Scan<'a> {
 }
 
 /// A schema's names and aliases by length: a key is compared only with the (one or two)
-/// names of its length.
-struct Keys<F: 'static> {
+/// names of its length (the page scan's and `fields.rs`'s).
+pub(super) struct Keys<F: 'static> {
     by_len: Vec<Vec<(&'static [u8], &'static FieldDef<F>)>>,
 }
 
@@ -493,7 +551,7 @@ impl<F> Keys<F> {
 
     /// The entry whose name or alias is `key`.
     #[inline]
-    fn get(&self, key: &[u8]) -> Option<&'static FieldDef<F>> {
+    pub(super) fn get(&self, key: &[u8]) -> Option<&'static FieldDef<F>> {
         let names = self.by_len.get(key.len())?;
         names
             .iter()
@@ -502,8 +560,9 @@ impl<F> Keys<F> {
     }
 }
 
-static RESOURCE_KEYS: LazyLock<Keys<ResourceField>> = LazyLock::new(|| Keys::new(&RESOURCE_SCHEMA));
-static CONDITION_KEYS: LazyLock<Keys<ConditionField>> =
+pub(super) static RESOURCE_KEYS: LazyLock<Keys<ResourceField>> =
+    LazyLock::new(|| Keys::new(&RESOURCE_SCHEMA));
+pub(super) static CONDITION_KEYS: LazyLock<Keys<ConditionField>> =
     LazyLock::new(|| Keys::new(&CONDITION_SCHEMA));
 
 /// A string's decoded text: a range of the page when it has no escapes, else a copy.
