@@ -80,7 +80,10 @@ fuzz_target!(|data: &[u8]| {
     if !projected.incomplete {
         for item in &projected.items {
             if let Some(field) = fields.missing(item.json_text()) {
-                assert!(field.starts_with("status.conditions."), "{field} left out unnoticed");
+                assert!(
+                    field.starts_with("status.conditions."),
+                    "{field} left out unnoticed"
+                );
             }
         }
     }
