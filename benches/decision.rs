@@ -4,10 +4,10 @@
 //! reports time per decision. Kept short to run on 2 cores: `cargo bench --bench decision`.
 
 use criterion::{Criterion, criterion_group};
+use sentinel::cel::host::{CONDITION_FIELDS, Resource};
 use sentinel::cel::jit;
 use sentinel::cel::time::parse_timestamp;
 use sentinel::resource::corpus::fleet;
-use sentinel::resource::{CONDITION_FIELDS, Resource};
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, Program, Scratch};
 use serde_json::Value as Json;
 use std::cell::RefCell;

@@ -15,11 +15,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::cel::failing::failing_calls;
+use sentinel::cel::host::Resource;
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::cel::{Env, check, parse};
 use sentinel::rules::decision::{Compiled, DecisionSource, Engine, ParamSource, Program, Scratch};
-use sentinel::resource::Resource;
 use std::sync::{Arc, OnceLock};
 
 /// At most this many params per input, so one input stays one small program.

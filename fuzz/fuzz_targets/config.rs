@@ -9,9 +9,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sentinel::rules::Rules;
 use sentinel::broker::config as broker_config;
 use sentinel::daemon::config::{ConfigFlags, load_str};
+use sentinel::rules::Rules;
 use sentinel::telemetry::otlp::{OtlpConfig, Protocol};
 use sentinel::telemetry::{MAX_QUEUE_SIZE, TraceSettings};
 
@@ -32,9 +32,9 @@ fuzz_target!(|data: &[u8]| {
             .map(|(_, value)| value.to_string())
     };
     let settings = TraceSettings::from_env(&env);
-    let var = |name: &str| env(name).ok_or(std::env::VarError::NotPresent);
     for protocol in [Protocol::HttpProtobuf, Protocol::Grpc] {
-        let _ = OtlpConfig::from_env(protocol, &var);
+        let mut warnings = Vec::new();
+        let _ = OtlpConfig::from_env(protocol, &env, &mut warnings);
     }
     assert!(settings.batch.max_queue_size <= MAX_QUEUE_SIZE);
     assert!(settings.batch.max_export_batch_size <= settings.batch.max_queue_size);
@@ -85,6 +85,9 @@ fn password<'a>(url: &'a str, masked: &str) -> Option<&'a str> {
     let end = url.len().checked_sub(tail.len())?;
     let start = url.get(..star).map(str::len)?;
     let password = url.get(start..end)?;
-    let password = password.trim_start_matches(':').trim_start_matches("%3A").trim_start_matches("%3a");
+    let password = password
+        .trim_start_matches(':')
+        .trim_start_matches("%3A")
+        .trim_start_matches("%3a");
     (password.len() >= 4).then_some(password)
 }

@@ -16,16 +16,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sentinel::cel::time::{
-    CANONICAL_MAX, canonical_rfc3339_parsed_in, parse_timestamp, parsed_if_canonical_utc,
-};
-use sentinel::rules::decision::Scratch;
-use sentinel::resource::{Fields, decode_tree};
-use sentinel::resource::json::utf8_as_go;
-use sentinel::rules::Rules;
 use sentinel::api::{
     ApiError, Backoff, GunzipError, decode_page, decode_page_with, gunzip, parse_retry_after,
 };
+use sentinel::cel::time::{
+    CANONICAL_MAX, canonical_rfc3339_parsed_in, parse_timestamp, parsed_if_canonical_utc,
+};
+use sentinel::resource::json::utf8_as_go;
+use sentinel::resource::{Fields, decode_tree};
+use sentinel::rules::Rules;
+use sentinel::rules::decision::Scratch;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -38,7 +38,11 @@ fuzz_target!(|data: &[u8]| {
     canonical_time(data);
     gzipped(data);
     let text = utf8_as_go(data.to_vec());
-    assert_eq!(text, sentinel::resource::json::go_decode_reference(data), "invalid UTF-8 is replaced byte by byte");
+    assert_eq!(
+        text,
+        sentinel::resource::json::go_decode_reference(data),
+        "invalid UTF-8 is replaced byte by byte"
+    );
     let complete = decode_page(data);
     let projected = decode_page_with(data, &rules.projection);
     if std::str::from_utf8(data).is_err() {
@@ -54,10 +58,18 @@ fuzz_target!(|data: &[u8]| {
     let (complete, projected) = match (complete, projected) {
         (Ok(c), Ok(p)) => (c, p),
         (Err(c), Err(p)) => {
-            assert_eq!(c.to_string(), p.to_string(), "the two decoders refuse alike");
+            assert_eq!(
+                c.to_string(),
+                p.to_string(),
+                "the two decoders refuse alike"
+            );
             return;
         }
-        (c, p) => panic!("one decoder refused the page: {:?} / {:?}", c.err(), p.err()),
+        (c, p) => panic!(
+            "one decoder refused the page: {:?} / {:?}",
+            c.err(),
+            p.err()
+        ),
     };
     assert_eq!(
         (complete.items.len(), complete.total),
@@ -68,23 +80,39 @@ fuzz_target!(|data: &[u8]| {
     if !projected.incomplete {
         for item in &projected.items {
             if let Some(field) = fields.missing(item.json_text()) {
-                assert!(field.starts_with("status.conditions."), "{field} left out unnoticed");
+                assert!(
+                    field.starts_with("status.conditions."),
+                    "{field} left out unnoticed"
+                );
             }
         }
     }
     let now = parse_timestamp("2025-10-21T12:00:00Z").expect("a valid timestamp");
     let mut scratch = Scratch::default();
-    let mut decide = |r| format!("{:?}", rules.decision.explain(&Arc::new(r), now, &mut scratch));
+    let mut decide = |r| {
+        format!(
+            "{:?}",
+            rules.decision.explain(&Arc::new(r), now, &mut scratch)
+        )
+    };
     for (c, p) in complete.items.into_iter().zip(projected.items) {
         if let Err(why) = fields.check_against_serde(c.json_text()) {
             panic!("the fields check reads the item as serde does: {why}");
         }
         if c.too_large().is_none() {
             let tree = decode_tree(c.json_text());
-            assert_eq!(format!("{c:?}"), format!("{tree:?}"), "the complete decoder's two ways agree");
+            assert_eq!(
+                format!("{c:?}"),
+                format!("{tree:?}"),
+                "the complete decoder's two ways agree"
+            );
         }
         let c = decide(c);
-        assert_eq!(c, decide(p), "the projected resource is decided as the complete one");
+        assert_eq!(
+            c,
+            decide(p),
+            "the projected resource is decided as the complete one"
+        );
     }
 });
 
@@ -126,9 +154,17 @@ fn gzipped(data: &[u8]) {
         return;
     };
     assert!(body.len() <= LIMIT, "past the bound: {}", body.len());
-    assert_eq!(gunzip(data, body.len()).as_ref(), Ok(&body), "the bound is inclusive");
+    assert_eq!(
+        gunzip(data, body.len()).as_ref(),
+        Ok(&body),
+        "the bound is inclusive"
+    );
     if let Some(less) = body.len().checked_sub(1) {
-        assert_eq!(gunzip(data, less), Err(GunzipError::TooLarge), "one byte over the bound");
+        assert_eq!(
+            gunzip(data, less),
+            Err(GunzipError::TooLarge),
+            "one byte over the bound"
+        );
     }
     let _ = decode_page(&body);
 }

@@ -8,8 +8,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use sentinel::api::decode_page;
-use sentinel::tsl::check_round_trip;
 use sentinel::sim::api::{Collection, Fleet, ListFilter, sample_resource};
+use sentinel::tsl::check_round_trip;
 use std::sync::LazyLock;
 
 const PAGE: &str = r#"{"kind":"ClusterList","page":1,"size":2,"total":2,"items":[
@@ -24,7 +24,10 @@ static FLEET: LazyLock<Fleet> = LazyLock::new(|| {
     let fleet = Fleet::new();
     for i in 0..4 {
         let labels = [("env", if i % 2 == 0 { "prod" } else { "dev" })];
-        let _ = fleet.insert(Collection::Clusters, sample_resource(Collection::Clusters, i, &labels));
+        let _ = fleet.insert(
+            Collection::Clusters,
+            sample_resource(Collection::Clusters, i, &labels),
+        );
     }
     fleet
 });
@@ -47,6 +50,9 @@ fuzz_target!(|data: &[u8]| {
     for resource in page.map(|p| p.items).unwrap_or_default() {
         let _ = tsl.eval(&resource, now);
     }
-    let filter = ListFilter { search: tsl, owner: None };
+    let filter = ListFilter {
+        search: tsl,
+        owner: None,
+    };
     let _ = FLEET.list(Collection::Clusters, &filter, 1, 100);
 });

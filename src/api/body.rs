@@ -22,7 +22,7 @@
 
 use super::error::{ApiError, BODY_EXCERPT_LEN};
 use super::gunzip::{self, GunzipError};
-use crate::resource::MAX_RESOURCE_BYTES;
+use crate::cel::host::MAX_RESOURCE_BYTES;
 use std::time::Duration;
 
 /// What a list page may hold beyond its resources: the envelope's `kind`, `page`, `size` and
@@ -98,6 +98,9 @@ pub(super) async fn read(
     Ok(excerpt)
 }
 
+/// The room first made for a body of no declared length (grown by doubling past it).
+const UNDECLARED_ROOM: usize = 64 * 1024;
+
 /// The bytes of `response` as they came over the wire: all of them, or an error past `keep`
 /// when `whole`; else the first `keep`.
 async fn read_wire(
@@ -114,7 +117,9 @@ async fn read_wire(
     if whole && declared.is_some_and(|n| n > keep) {
         return Err(too_large(keep));
     }
-    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(keep));
+    // Without a length (a gzipped page comes chunked), room for a typical page's wire bytes at
+    // once, doubled as it fills: no run of small regrowths, each copying what came before.
+    let mut body = Vec::with_capacity(declared.unwrap_or(UNDECLARED_ROOM).min(keep));
     while let Some(chunk) = response.chunk().await.map_err(transport)? {
         let room = keep - body.len();
         if chunk.len() > room {

@@ -39,7 +39,7 @@ pub enum ApiError {
     TooLarge {
         /// The limit in bytes.
         limit: usize,
-        /// The per-resource limit it is derived from ([`crate::resource::MAX_RESOURCE_BYTES`]).
+        /// The per-resource limit it is derived from ([`crate::cel::host::MAX_RESOURCE_BYTES`]).
         resource_limit: usize,
         /// The envelope slack it adds ([`super::PAGE_ENVELOPE_SLACK`]).
         slack: usize,

@@ -17,7 +17,9 @@
 //! vector that becomes the page's text, never zero-filled first: its capacity is the size the
 //! last member's trailer announces (the whole body's, for the single member a server sends), so
 //! a page is neither copied by a regrowth nor over-allocated; a body that inflates past it
-//! grows it by doubling, never past `limit + 1` bytes.
+//! grows it by doubling, never past `limit + 1` bytes. The inflater (zlib-rs's state and its
+//! 32 KiB window, ~40 KiB allocated and set up when made) is the thread's, reset per member,
+//! not made per page.
 //!
 //! Invariant: at most `limit + 1` inflated bytes are ever held; past `limit` the answer is
 //! [`GunzipError::TooLarge`], however many members the bytes are spread over.
@@ -73,8 +75,26 @@ pub fn gunzip(wire: &[u8], limit: usize) -> Result<Vec<u8>, GunzipError> {
 /// [`gunzip`] into `out`, which keeps what was inflated before an error (an error excerpt's
 /// bytes); at most `limit + 1` bytes are appended.
 pub fn gunzip_into(wire: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), GunzipError> {
+    INFLATER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut inflater) => members(wire, limit, out, &mut inflater),
+        Err(_) => members(wire, limit, out, &mut Decompress::new(false)),
+    })
+}
+
+thread_local! {
+    /// This thread's inflater, reset for each member: its state (~7 KiB, zeroed when made) is
+    /// allocated once per thread, not once per page.
+    static INFLATER: std::cell::RefCell<Decompress> = std::cell::RefCell::new(Decompress::new(false));
+}
+
+/// [`gunzip_into`] with `inflater`.
+fn members(
+    wire: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+    inflater: &mut Decompress,
+) -> Result<(), GunzipError> {
     let cap = out.len().saturating_add(limit).saturating_add(1);
-    let mut inflater: Option<Decompress> = None;
     let mut rest = wire;
     loop {
         let start = match header(rest)? {
@@ -82,13 +102,7 @@ pub fn gunzip_into(wire: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), G
             Header::End => return Ok(()),
         };
         rest = &rest[start..];
-        let inflater = match &mut inflater {
-            Some(d) => {
-                d.reset(false);
-                d
-            }
-            None => inflater.insert(Decompress::new(false)),
-        };
+        inflater.reset(false);
         let from = out.len();
         let read = inflate(inflater, rest, out, cap)?;
         rest = &rest[read..];

@@ -43,8 +43,9 @@ pub use pager::{Degraded, MAX_LISTED_RESOURCES, PREFETCH_BYTES, Pager, Paging, l
 pub use retry::Backoff;
 pub use url::{BY_ID_SEARCH_SLACK, search_from_selector};
 
+use crate::cel::host::{Projection, Resource};
 use crate::common::redact::mask_url;
-use crate::resource::{Fields, Projection, Resource};
+use crate::resource::Fields;
 use crate::telemetry::{HttpSpan, Tracing};
 use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use seen::SeenIds;
@@ -331,7 +332,7 @@ pub struct Decoded {
     pub total: u64,
     /// The size of the page's text, which its resources share (what buffering it costs).
     pub bytes: usize,
-    /// Whether an item may lack a field the projection decodes ([`crate::resource::DecodedPage`]).
+    /// Whether an item may lack a field the projection decodes ([`crate::resource::DecodedList`]).
     pub incomplete: bool,
 }
 
@@ -345,7 +346,7 @@ pub fn decode_page(body: &[u8]) -> Result<Decoded, ApiError> {
 /// Decodes one list page under the rules' projection (public for the page-decoding bench and
 /// the fuzz target). The body is copied into a shared text that the page's resources keep
 /// their JSON in ([`decode_body`], which `serve` calls with the body it read, takes it over
-/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_page`]).
+/// without this copy); the JSON is the resource layer's ([`crate::resource::decode_list`]).
 pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
     decode_body(body.to_vec(), projection)
 }
@@ -355,8 +356,8 @@ pub fn decode_page_with(body: &[u8], projection: &Arc<Projection>) -> Result<Dec
 /// U+FFFD ([`crate::resource::json::utf8_as_go`]): a bad byte inside one resource's string
 /// changes that string, and the rest of the page is decided as usual.
 pub fn decode_body(body: Vec<u8>, projection: &Arc<Projection>) -> Result<Decoded, ApiError> {
-    let text: crate::resource::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
-    let page = crate::resource::decode_page(&text, projection).map_err(ApiError::Decode)?;
+    let text: crate::cel::host::SharedText = Arc::new(crate::resource::json::utf8_as_go(body));
+    let page = crate::resource::decode_list(&text, projection).map_err(ApiError::Decode)?;
     Ok(Decoded {
         items: page.items,
         total: page.total.max(0) as u64,

@@ -18,7 +18,8 @@
 //! again by page number (nothing already yielded is yielded again).
 
 use super::{ApiError, Inner, Page, SeenIds, decode_body, url};
-use crate::resource::{Fields, Projection, Resource};
+use crate::cel::host::{Projection, Resource};
+use crate::resource::Fields;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;

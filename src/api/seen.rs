@@ -18,13 +18,15 @@
 //! follow find the lines cached.
 //!
 //! A hash collision between two different ids makes the second look seen: it is skipped for
-//! this listing only. Each [`SeenIds`] draws a fresh hash key (std's `RandomState`, keyed per
-//! process and per instance), so the next cycle's listing hashes the two ids independently and
-//! the same pair does not collide again. With 64-bit hashes, a listing of a million ids has a
-//! collision with probability about 3·10⁻⁸ (n²/2⁶⁵).
+//! this listing only. Each [`SeenIds`] draws a fresh hash key (foldhash's `quality::RandomState`:
+//! a per-process random seed and one per instance), so the next cycle's listing hashes the two
+//! ids independently and the same pair does not collide again. foldhash, not std's SipHash: an
+//! id is hashed once per resource, and SipHash cost ~260 instructions on a 36-byte id. With
+//! 64-bit hashes, a listing of a million ids has a collision with probability about 3·10⁻⁸
+//! (n²/2⁶⁵).
 
+use foldhash::quality::RandomState;
 use std::collections::HashSet;
-use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 /// How many of the newest hashes are kept in a hash set before they are merged into the
@@ -62,7 +64,7 @@ impl SeenIds {
     /// An empty set with its own hash key.
     pub(super) fn new() -> SeenIds {
         SeenIds {
-            keys: RandomState::new(),
+            keys: RandomState::default(),
             sorted: Vec::new(),
             batch: HashSet::default(),
             index: Vec::new(),

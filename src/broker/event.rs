@@ -19,7 +19,8 @@ use crate::telemetry::TraceParent;
 #[cfg(test)]
 use serde_json::Map;
 use serde_json::Value;
-use std::sync::OnceLock;
+use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
 use uuid::Uuid;
 
 /// The CloudEvents `source` attribute of every event the sentinel publishes.
@@ -31,7 +32,7 @@ pub struct Event {
     /// The CloudEvents `id`; also the `_watermill_message_uuid` AMQP header.
     pub id: Uuid,
     /// The CloudEvents `type`: `com.redhat.hyperfleet.<kind>.reconcile`.
-    pub ty: String,
+    pub ty: EventType,
     /// The CloudEvents `data`: the evaluated `message_data` object, as its wire bytes.
     pub data: Data,
     /// The `traceparent` extension: the publish span, when tracing is on.
@@ -107,6 +108,73 @@ impl std::ops::Index<&str> for Data {
     }
 }
 
+/// The CloudEvents `type` of an event with its JSON string, shared by the events of one kind:
+/// made once per kind and thread ([`EventType::of`]), not once per event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventType(Arc<TypeText>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct TypeText {
+    text: String,
+    /// `text` as a JSON string, as the event's bytes carry it.
+    json: Vec<u8>,
+}
+
+thread_local! {
+    /// The kind of the last event made on this thread and its type: a listing is of one kind.
+    static LAST_TYPE: RefCell<Option<(String, EventType)>> = const { RefCell::new(None) };
+}
+
+impl EventType {
+    /// The type of events for resources of `kind` ([`event_type`]).
+    pub fn of(kind: &str) -> EventType {
+        let made = || {
+            let text = event_type(kind);
+            let mut json = Vec::with_capacity(text.len() + 2);
+            write_str(&mut json, &text);
+            EventType(Arc::new(TypeText { text, json }))
+        };
+        LAST_TYPE.with(|last| {
+            let Ok(mut last) = last.try_borrow_mut() else {
+                return made();
+            };
+            match &*last {
+                Some((of, ty)) if of == kind => ty.clone(),
+                _ => {
+                    let ty = made();
+                    *last = Some((kind.to_owned(), ty.clone()));
+                    ty
+                }
+            }
+        })
+    }
+
+    /// The type's text.
+    pub fn as_str(&self) -> &str {
+        &self.0.text
+    }
+}
+
+impl std::ops::Deref for EventType {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<&str> for EventType {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The CloudEvents type for a resource kind: `com.redhat.hyperfleet.<lowercased kind>.reconcile`.
 pub fn event_type(kind: &str) -> String {
     const PREFIX: &str = "com.redhat.hyperfleet.";
@@ -133,7 +201,7 @@ impl Event {
     pub fn with_id(id: Uuid, kind: &str, data: impl Into<Data>) -> Event {
         Event {
             id,
-            ty: event_type(kind),
+            ty: EventType::of(kind),
             data: data.into(),
             traceparent: None,
         }
@@ -148,7 +216,7 @@ impl Event {
         buf.extend_from_slice(br#"","source":""#);
         buf.extend_from_slice(SOURCE.as_bytes());
         buf.extend_from_slice(br#"","type":"#);
-        write_str(buf, &self.ty);
+        buf.extend_from_slice(&self.ty.0.json);
         buf.extend_from_slice(br#","datacontenttype":"application/json","data":"#);
         buf.extend_from_slice(&self.data.json);
         if let Some(tp) = &self.traceparent {

@@ -14,9 +14,9 @@
 //! measures memory more than code.
 
 use super::CmdError;
+use crate::cel::host::Resource;
 use crate::cel::jit::{self, JitProgram};
 use crate::cel::time::{self, Timestamp};
-use crate::resource::Resource;
 use crate::resource::corpus::{STATES, fleet};
 use crate::rules::decision::{Compiled, Decision, Engine, Program, Scratch};
 use serde_json::{Value as Json, json};

@@ -4,9 +4,9 @@
 //! as a stream: memory does not grow with the number of resources.
 
 use super::CmdError;
+use crate::cel::host::{Resource, SharedText, TOO_LARGE_REASON};
 use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::time::Timestamp;
-use crate::resource::{Resource, SharedText, TOO_LARGE_REASON};
 use crate::rules::decision::{Compiled, Engine, Scratch};
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -66,8 +66,7 @@ pub fn json_plain(text: &str) -> bool {
     for chunk in &mut words {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        if has_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\') {
+        if json_special(u64::from_le_bytes(word)) {
             return false;
         }
     }
@@ -77,10 +76,26 @@ pub fn json_plain(text: &str) -> bool {
         .all(|&b| b >= 0x20 && b != b'"' && b != b'\\')
 }
 
+/// Whether a word has a control byte, `"` or `\\` (exact as a yes or no). `w ^ 0x02` maps `"`
+/// to 0x20 and the control bytes among themselves, so one "below 0x21" test finds both; bytes
+/// from 0x80 are excluded by `!word` (the xors keep the high bit). A borrow can flag a byte
+/// above a true one, never one below: a flag means there is one.
+fn json_special(word: u64) -> bool {
+    let quote_or_control = (word ^ (ONES * 0x02)).wrapping_sub(ONES * 0x21);
+    let backslash = (word ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES);
+    (quote_or_control | backslash) & !word & HIGHS != 0
+}
+
 /// A buffer [`json_str`] appends to: the span lines' bytes or the log lines' text.
 pub trait TextBuf {
     /// Appends `text` as it is.
     fn push_text(&mut self, text: &str);
+    /// Appends `text` between quotes, as it is.
+    fn push_quoted(&mut self, text: &str) {
+        self.push_text("\"");
+        self.push_text(text);
+        self.push_text("\"");
+    }
     /// Appends `text` as a JSON string, quotes and escapes as serde_json writes them.
     fn push_json_escaped(&mut self, text: &str);
 }
@@ -88,6 +103,13 @@ pub trait TextBuf {
 impl TextBuf for Vec<u8> {
     fn push_text(&mut self, text: &str) {
         self.extend_from_slice(text.as_bytes());
+    }
+
+    fn push_quoted(&mut self, text: &str) {
+        self.reserve(text.len() + 2);
+        self.push(b'"');
+        self.extend_from_slice(text.as_bytes());
+        self.push(b'"');
     }
 
     fn push_json_escaped(&mut self, text: &str) {
@@ -110,9 +132,7 @@ impl TextBuf for String {
 /// usual case, [`json_plain`]) is copied as it is.
 pub fn json_str(out: &mut impl TextBuf, text: &str) {
     if json_plain(text) {
-        out.push_text("\"");
-        out.push_text(text);
-        out.push_text("\"");
+        out.push_quoted(text);
     } else {
         out.push_json_escaped(text);
     }
@@ -154,25 +174,44 @@ pub fn rfc3339_utc(out: &mut Vec<u8>, t: SystemTime) {
         LAST_SECOND.set((secs, text));
         out.extend_from_slice(&text);
     }
-    let (digits, value) = if nanos == 0 {
-        (0, 0)
+    // The fraction is the leading 3, 6 or 9 of the nanoseconds' nine digits (none when 0).
+    let digits = if nanos == 0 {
+        0
     } else if nanos.is_multiple_of(1_000_000) {
-        (3, nanos / 1_000_000)
+        3
     } else if nanos.is_multiple_of(1_000) {
-        (6, nanos / 1_000)
+        6
     } else {
-        (9, nanos)
+        9
     };
     let mut frac = [b'.'; 11];
-    let mut n = value;
-    for i in (1..=digits).rev() {
-        frac[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
+    nine_digits(&mut frac[1..10], nanos);
     frac[digits + 1] = b'Z';
     // No fraction: only the `Z` (frac[1]).
     let start = usize::from(digits == 0);
     out.extend_from_slice(&frac[start..digits + 2]);
+}
+
+/// The two decimal digits of every value below 100.
+static DIGIT_PAIRS: [[u8; 2]; 100] = {
+    let mut pairs = [[0u8; 2]; 100];
+    let mut n = 0;
+    while n < 100 {
+        pairs[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+        n += 1;
+    }
+    pairs
+};
+
+/// `n` (below 10⁹) as nine digits, zero-padded, into `out`: two digits a division, not one.
+fn nine_digits(out: &mut [u8], n: u32) {
+    let pair = |n: u32| DIGIT_PAIRS[n as usize % 100];
+    let (high, low) = (n / 100_000, n % 100_000);
+    out[0..2].copy_from_slice(&pair(high / 100));
+    out[2..4].copy_from_slice(&pair(high % 100));
+    out[4] = b'0' + (low / 10_000 % 10) as u8;
+    out[5..7].copy_from_slice(&pair(low / 100 % 100));
+    out[7..9].copy_from_slice(&pair(low % 100));
 }
 
 /// `2006-01-02T15:04:05` of a count of seconds since the epoch.
@@ -258,7 +297,8 @@ mod tests {
     #[test]
     fn word_scans_agree_with_byte_scans() {
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let alphabet = b"ab \"\\\x1f\x7f\x00~\x20\xc3\xa9";
+        // With the neighbours of the bytes escaped (`!`, `#`, `[`, `]`, 0x1e).
+        let alphabet = b"ab \"\\\x1f\x7f\x00~\x20\xc3\xa9!#[]\x1e";
         for len in 0..40 {
             for _ in 0..200 {
                 let mut text = Vec::new();

@@ -18,8 +18,8 @@
 use super::metrics::Metrics;
 use super::query::{CycleQuery, Finding, Query};
 use crate::api::{ApiClient, ApiError, Page, Pager, Paging};
+use crate::cel::host::Projection;
 use crate::cel::time::Timestamp;
-use crate::resource::Projection;
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::warn;

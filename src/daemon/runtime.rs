@@ -17,10 +17,10 @@ use super::metrics::Metrics;
 use crate::api::{ApiClient, ApiClientConfig, ApiError};
 use crate::broker::event::Event;
 use crate::broker::{Outbound, PublishError, Publisher};
-use crate::cel::time::Timestamp;
 #[cfg(test)]
-use crate::resource::SharedText;
-use crate::resource::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
+use crate::cel::host::SharedText;
+use crate::cel::host::{MAX_RESOURCE_BYTES, Resource, TOO_LARGE_REASON, Text};
+use crate::cel::time::Timestamp;
 use crate::rules::Rules;
 use crate::rules::decision::Scratch;
 use crate::telemetry;
@@ -762,7 +762,7 @@ mod tests {
             let api = ApiClient::new(ApiClientConfig::default()).expect("client");
             let publisher = Publisher::Memory(MemoryPublisher::new(Arc::new(Discard)));
             let daemon = Daemon::new(&config, rules.clone(), api, publisher);
-            let decoded = crate::resource::decode_page(&body, &rules.projection).expect("page");
+            let decoded = crate::resource::decode_list(&body, &rules.projection).expect("page");
             let mut scratch = Scratch::default();
             let mut published = 0;
             for resource in decoded.items {

@@ -396,7 +396,7 @@ mod tests {
         let fields = Fields::of(&p).unwrap();
         let page = |items: &str| -> (bool, Option<&'static str>) {
             let text = std::sync::Arc::new(format!(r#"{{"items":[{items}],"total":1}}"#));
-            let page = crate::resource::decode_page(&text, &p).unwrap();
+            let page = crate::resource::decode_list(&text, &p).unwrap();
             let missing = page
                 .items
                 .iter()

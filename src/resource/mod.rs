@@ -1,5 +1,5 @@
 //! JSON → the object model: a HyperFleet list page decoded in one pass under the rules'
-//! [`Projection`] ([`decode_page`]), and one resource decoded completely
+//! [`Projection`] ([`decode_list`]), and one resource decoded completely
 //! ([`Resource::from_page`]). The records themselves are [`crate::cel::host`]'s.
 //!
 //! Two decoders, split by job: the byte scanner (`page.rs`, over the JSON grammar of [`json`]),
@@ -15,14 +15,11 @@
 //!
 //! A resource over [`MAX_RESOURCE_BYTES`] of JSON is not decoded at all (its memory would grow
 //! with its size, several times over): only its id is read, every other field is an error, and
-//! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`].
+//! [`Resource::too_large`] tells the daemon to skip it with [`TOO_LARGE_REASON`](crate::cel::host::TOO_LARGE_REASON).
 
-pub use crate::cel::host::{
-    CONDITION_FIELDS, Condition, Field, JsonText, MAX_RESOURCE_BYTES, Projection, RESOURCE_FIELDS,
-    Resource, SharedText, TOO_LARGE_REASON, Text, Time, json_to_value,
+use crate::cel::host::{
+    Condition, JsonText, MAX_RESOURCE_BYTES, Projection, Resource, SharedText, Text,
 };
-use crate::cel::time::{CANONICAL_MAX, canonical_rfc3339_parsed_in, parsed_if_canonical_utc};
-use crate::cel::value::{ErrorKind, EvalError};
 pub use fields::Fields;
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -38,7 +35,7 @@ mod tree;
 
 /// A list page `{items, total, …}` decoded.
 #[derive(Debug)]
-pub struct DecodedPage {
+pub struct DecodedList {
     /// The items, in page order (sharing the page's text).
     pub items: Vec<Resource>,
     /// The `total` the API reported.
@@ -52,12 +49,12 @@ pub struct DecodedPage {
 /// Decodes a list page's text under `projection`: one pass of the byte scanner, or, for a
 /// page whose envelope it is unsure of, serde (whose error this is: `items` and `total` are
 /// required, `items` an array) with each item decoded completely.
-pub fn decode_page(
+pub fn decode_list(
     text: &SharedText,
     projection: &Arc<Projection>,
-) -> Result<DecodedPage, serde_json::Error> {
+) -> Result<DecodedList, serde_json::Error> {
     if let Some((items, total, incomplete)) = page::scan_page(text, projection) {
-        return Ok(DecodedPage {
+        return Ok(DecodedList {
             items,
             total,
             incomplete,
@@ -80,7 +77,7 @@ pub fn decode_page(
         Option::<T>::deserialize(d)
     }
     let envelope: Envelope<'_> = serde_json::from_str(text)?;
-    Ok(DecodedPage {
+    Ok(DecodedList {
         // A page the scanner is unsure of is rare: each item gets a text of its own.
         items: envelope
             .items
@@ -154,33 +151,11 @@ fn oversized(text: &str) -> Resource {
     Resource::oversized(id, text.len())
 }
 
-/// A time field in canonical RFC 3339 with its parsed value, or the error reading it gives.
-/// The text is `text` itself (a range of `src` when it is a slice of it) when it is already
-/// canonical, the usual case; else a copy of the canonical form.
-fn canonical_time(name: &str, text: &str, src: &SharedText) -> Field<Time> {
-    if let Some(at) = parsed_if_canonical_utc(text) {
-        return Ok(Time {
-            text: Text::within(src, text),
-            at,
-        });
-    }
-    let mut buf = [0u8; CANONICAL_MAX];
-    let (canonical, at) = canonical_rfc3339_parsed_in(text, &mut buf).map_err(|e| {
-        EvalError::new(
-            ErrorKind::BadResource,
-            format!("invalid field '{name}': {e}"),
-        )
-    })?;
-    let text = match canonical == text {
-        true => Text::within(src, text),
-        false => Text::owned(canonical),
-    };
-    Ok(Time { text, at })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cel::host::{CONDITION_FIELDS, RESOURCE_FIELDS};
+    use crate::cel::value::ErrorKind;
 
     #[test]
     fn a_resource_over_the_limit_is_not_decoded() {

@@ -22,7 +22,7 @@ use super::json::{
     Skip, blank_end, literal_end, number_end, same_bytes, skip_end, special_at, string_close,
     string_end, token,
 };
-use super::{canonical_time, complete_condition, complete_resource};
+use super::{complete_condition, complete_resource};
 use crate::cel::host::schema::{
     CONDITION_INTS, CONDITION_TEXTS, CONDITION_TIME_NAMES, CONDITION_TIMES, RESOURCE_TEXTS,
     RESOURCE_TIME_NAMES, RESOURCE_TIMES,
@@ -307,10 +307,13 @@ impl<'a> Scan<'a> {
                 }
             };
             if out.is_empty() {
-                // Room for as many more items of the first one's size as the rest could hold
-                // (capped): no reallocation while a page of alike items is decoded.
+                // Room for as many more items of the first one's size as the rest could hold,
+                // and a quarter more, for items of a varied fleet are smaller than the first
+                // by as much (capped): no reallocation, each moving every item decoded so far,
+                // while a page of alike items is decoded.
                 let size = (self.i - start).max(1);
-                out.reserve(((self.b.len() - self.i) / size + 1).min(MAX_ITEMS_RESERVED));
+                let more = (self.b.len() - self.i) / size + 1;
+                out.reserve((more + more / 4).min(MAX_ITEMS_RESERVED));
             }
             out.push(resource);
             self.ws();
@@ -622,10 +625,10 @@ fn time_of(page: &SharedText, name: &str, s: Option<Str>) -> Option<Result<Time,
         return Some(Ok(Time::empty()));
     };
     if !s.escaped {
-        return Some(canonical_time(name, page.get(s.start..s.end)?, page));
+        return Some(Time::canonical(name, page.get(s.start..s.end)?, page));
     }
     let text = text_of(page, s)?;
-    Some(canonical_time(name, text.as_str(), &EMPTY_TEXT))
+    Some(Time::canonical(name, text.as_str(), &EMPTY_TEXT))
 }
 
 /// The resource at `range` of `page` decoded by this pass under `p` (the whole object, nothing

@@ -8,7 +8,6 @@
 //! an error value, so one resource's bad data fails only the expressions that read that field.
 //! Of duplicate keys the last wins, as in Go.
 
-use super::canonical_time;
 use crate::cel::host::{
     CONDITION_SCHEMA, Condition, ConditionFields, Conditions, EMPTY_MAP, EMPTY_TEXT, Field,
     FieldDef, FieldType, JsonText, RESOURCE_SCHEMA, Resource, ResourceFields, Text, Time,
@@ -105,7 +104,7 @@ fn string_field(name: &str, json: Option<&Json>) -> Field<Text> {
 fn time_field(name: &str, json: Option<&Json>) -> Field<Time> {
     match json {
         None => Ok(Time::empty()),
-        Some(Json::String(s)) => canonical_time(name, s, &EMPTY_TEXT),
+        Some(Json::String(s)) => Time::canonical(name, s, &EMPTY_TEXT),
         Some(other) => Err(bad_field(name, "an RFC 3339 time string", other)),
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::cel::check::{VarDecl, check_with_warnings};
 use crate::cel::diag::{self, Diagnostic};
+use crate::cel::host::Resource;
 use crate::cel::interp::{self, Activation};
 use crate::cel::jit::{self, JitError, JitProgram, Outcome, Params};
 use crate::cel::time::Timestamp;
@@ -17,7 +18,6 @@ use crate::cel::typed::Var;
 use crate::cel::types::Type;
 use crate::cel::value::{EvalError, EvalResult, Value};
 use crate::cel::{Env, parser};
-use crate::resource::Resource;
 use crate::rules::origin::Origin;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
@@ -140,7 +140,7 @@ pub fn compile_expr(
 /// The environment of a config's message_decision: [`Env::decision`] with the resource schema
 /// and constant-error checks of configs.
 fn decision_env() -> Env {
-    Env::decision(&[]).for_config(crate::resource::RESOURCE_FIELDS)
+    Env::decision(&[]).for_config(crate::cel::host::RESOURCE_FIELDS)
 }
 
 /// Warns of every `condition("T").status` read when no expression of the decision reads

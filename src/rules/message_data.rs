@@ -6,12 +6,12 @@
 //! whose leaves are all omitted is omitted too.
 
 use super::origin::Origin;
+use crate::cel::host::Resource;
 use crate::cel::host::{FieldType, ResourceField, resource_field};
 use crate::cel::json::{DurationStyle, to_json};
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::value::{EvalError, Value};
 use crate::cel::{Activation, Env, eval};
-use crate::resource::Resource;
 use crate::rules::decision::{CompileError, ExprDiagnostics, compile_expr};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::sync::Arc;
@@ -149,7 +149,7 @@ impl MessageDataProgram {
 impl MessageDataProgram {
     /// Compiles every leaf (each sees `resource` and `reason`), reporting every problem.
     pub fn compile(data: &MessageData) -> Result<MessageDataProgram, CompileError> {
-        let env = Env::message_data().for_config(crate::resource::RESOURCE_FIELDS);
+        let env = Env::message_data().for_config(crate::cel::host::RESOURCE_FIELDS);
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         let fields = match data {
@@ -443,10 +443,10 @@ mod tests {
         ];
         let mut resources: Vec<Resource> = texts.iter().map(|t| Resource::from_text(t)).collect();
         // Decoded under a projection that reads none of them (each decoded on first use).
-        let page: crate::resource::SharedText =
+        let page: crate::cel::host::SharedText =
             Arc::new(format!(r#"{{"items":[{}],"total":3}}"#, texts.join(",")));
         let projection = Arc::new(crate::cel::host::Projection::base());
-        let items = crate::resource::decode_page(&page, &projection)
+        let items = crate::resource::decode_list(&page, &projection)
             .expect("decodes")
             .items;
         resources.extend(items);

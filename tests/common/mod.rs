@@ -6,7 +6,6 @@
 
 pub mod fake_amqp;
 pub mod otlp;
-pub mod otlp_tls;
 pub mod proxy;
 pub mod pubsub;
 pub mod rig;

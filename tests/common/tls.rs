@@ -87,32 +87,47 @@ pub struct Terminator {
     pub names: Arc<Mutex<Vec<Option<String>>>>,
 }
 
+impl Pki {
+    /// A server's TLS with the PKI's server certificate; with `client_auth` it requires a
+    /// client certificate signed by the PKI's CA. ALPN offers HTTP/2 (gRPC) and HTTP/1.1.
+    pub fn server_config(&self, client_auth: bool) -> Arc<rustls::ServerConfig> {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.server_cert)
+            .expect("server cert")
+            .collect::<Result<_, _>>()
+            .expect("server cert pem");
+        let key = PrivateKeyDer::from_pem_file(&self.server_key).expect("server key");
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("versions");
+        let builder = if client_auth {
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_file_iter(&self.ca).expect("ca") {
+                roots.add(cert.expect("ca pem")).expect("ca added");
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .expect("client verifier");
+            builder.with_client_cert_verifier(verifier)
+        } else {
+            builder.with_no_client_auth()
+        };
+        let mut config = builder.with_single_cert(chain, key).expect("server config");
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Arc::new(config)
+    }
+}
+
 /// Starts a terminator with the PKI's server certificate; with `client_auth` it requires a
 /// client certificate signed by the PKI's CA.
 pub async fn terminator(pki: &Pki, upstream: &str, client_auth: bool) -> Terminator {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&pki.server_cert)
-        .expect("server cert")
-        .collect::<Result<_, _>>()
-        .expect("server cert pem");
-    let key = PrivateKeyDer::from_pem_file(&pki.server_key).expect("server key");
-    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .expect("versions");
-    let builder = if client_auth {
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_file_iter(&pki.ca).expect("ca") {
-            roots.add(cert.expect("ca pem")).expect("ca added");
-        }
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .expect("client verifier");
-        builder.with_client_cert_verifier(verifier)
-    } else {
-        builder.with_no_client_auth()
-    };
-    let config = builder.with_single_cert(chain, key).expect("server config");
+    let mut config = Arc::unwrap_or_clone(pki.server_config(client_auth));
+    // The terminator forwards bytes: no ALPN, whatever the upstream speaks.
+    config.alpn_protocols.clear();
+    let config = config;
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");

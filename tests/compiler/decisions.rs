@@ -16,12 +16,13 @@
 
 use crate::known_list::KnownList;
 use sentinel::cel::check::Env;
+use sentinel::cel::host::{CONDITION_FIELDS, Resource};
 use sentinel::cel::interp::{Activation, eval};
 use sentinel::cel::time::{Timestamp, parse_timestamp};
 use sentinel::cel::types::Type;
+use sentinel::cel::value::Map;
 use sentinel::cel::value::{ErrorKind, EvalError, EvalResult, Value};
 use sentinel::cel::{check, parser};
-use sentinel::resource::{CONDITION_FIELDS, Resource, json_to_value};
 use sentinel::rules::decision::{DecisionSource, ParamSource, Program, Reason};
 use serde_json::{Map as JsonMap, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -289,6 +290,25 @@ fn bind(case: &Json) -> Result<Bound, String> {
     })
 }
 
+/// A case's variable as the oracle binds it: JSON integers that fit are `int` (unlike a
+/// resource's `spec`, which is Go's untyped JSON: doubles).
+fn var_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => n
+            .as_i64()
+            .map_or_else(|| Value::Double(n.as_f64().unwrap_or(f64::NAN)), Value::Int),
+        Json::String(s) => Value::string(s),
+        Json::Array(items) => Value::List(items.iter().map(var_value).collect()),
+        Json::Object(obj) => Value::Map(Arc::new(Map::from_entries(
+            obj.iter()
+                .map(|(k, v)| (Value::string(k), var_value(v)))
+                .collect(),
+        ))),
+    }
+}
+
 /// Runs an expression case: every disagreement, described.
 fn run_expr(case: &Json, bound: &Bound) -> Result<(), String> {
     let src = case.get("expr").and_then(Json::as_str).unwrap_or_default();
@@ -298,7 +318,7 @@ fn run_expr(case: &Json, bound: &Bound) -> Result<(), String> {
         .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default();
     let decls: Vec<(String, Type)> = vars.iter().map(|(n, _)| (n.clone(), Type::Dyn)).collect();
-    let slots: Vec<EvalResult> = vars.iter().map(|(_, v)| Ok(json_to_value(v))).collect();
+    let slots: Vec<EvalResult> = vars.iter().map(|(_, v)| Ok(var_value(v))).collect();
     let compiled = parser::parse(src)
         .and_then(|ast| check(&ast, &Env::decision(&decls)))
         .map_err(|d| d.first().map_or_else(String::new, |d| d.message.clone()));

@@ -22,7 +22,7 @@ fn parse_stage(file_name: &str, src: &str) -> String {
 /// (`resource` with its schema, `now`, `condition`): any warnings and its type, or the rendered
 /// diagnostics.
 fn check_stage(file_name: &str, src: &str) -> String {
-    let env = sentinel::cel::Env::decision(&[]).for_config(sentinel::resource::RESOURCE_FIELDS);
+    let env = sentinel::cel::Env::decision(&[]).for_config(sentinel::cel::host::RESOURCE_FIELDS);
     match parse(src).and_then(|ast| sentinel::cel::check::check_with_warnings(&ast, &env)) {
         Ok(checked) => format!(
             "{}type: {}\n",

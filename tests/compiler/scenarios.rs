@@ -1,9 +1,9 @@
 //! The twelve decision engine scenarios of the spec (../shared/spec/decision-engine.md), run
 //! through the compiled default (or custom) rules.
 
+use sentinel::cel::host::Resource;
 use sentinel::cel::time::{Duration, Timestamp, parse_timestamp, ts_sub_dur};
 use sentinel::cel::value::Value;
-use sentinel::resource::Resource;
 use sentinel::rules::decision::{
     Compiled, DecisionSource, Engine, ParamSource, Program, Reason, Scratch,
 };

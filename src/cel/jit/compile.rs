@@ -215,8 +215,9 @@ fn module_error(e: cranelift_module::ModuleError) -> JitError {
 /// A JIT module for the host with the helpers declared.
 fn new_module(opts: &Options) -> Result<(JITModule, HashMap<Helper, FuncId>), JitError> {
     let mut builder = JITBuilder::with_isa(isa(opts)?, default_libcall_names());
-    for (name, ptr) in abi::symbols() {
-        builder.symbol(name, ptr);
+    for h in Helper::ALL {
+        let def = h.def();
+        builder.symbol(def.symbol, def.address);
     }
     let mut module = JITModule::new(builder);
     let mut helper_ids = HashMap::new();

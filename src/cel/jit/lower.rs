@@ -14,97 +14,20 @@
 //! anything boxed) goes to a helper that calls those functions.
 
 use super::abi::{Boxed, Class, Ctx, Op, OpKind, Tables};
+pub(crate) use super::helpers::Helper;
 use super::row::{FieldKey, Needs, Slot};
 use super::sites::{self, NoteKind, Sites};
 use crate::cel::typed::{TExpr, TExprKind, Var};
 use crate::cel::value::Value;
 use cranelift::codegen::ir::{self, BlockArg, FuncRef, StackSlot};
 use cranelift::prelude::{
-    AbiParam, Block, FunctionBuilder, InstBuilder, MemFlagsData, Signature, StackSlotData,
-    StackSlotKind, Type, Variable, types,
+    Block, FunctionBuilder, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type,
+    Variable, types,
 };
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Module};
 use std::collections::HashMap;
 use std::mem::offset_of;
-
-/// The helpers compiled code calls (see `abi`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Helper {
-    Generic,
-    Scalar,
-    Box,
-    Truth,
-    BytesEq,
-    RangeLen,
-    RangeItem,
-    ListNew,
-    ListPush,
-    ListFinish,
-}
-
-impl Helper {
-    pub(crate) const ALL: [Helper; 10] = [
-        Helper::Generic,
-        Helper::Scalar,
-        Helper::Box,
-        Helper::Truth,
-        Helper::BytesEq,
-        Helper::RangeLen,
-        Helper::RangeItem,
-        Helper::ListNew,
-        Helper::ListPush,
-        Helper::ListFinish,
-    ];
-
-    /// The symbol registered for the helper (see `abi::symbols`).
-    pub(crate) fn symbol(self) -> &'static str {
-        match self {
-            Helper::Generic => "sentinel_jit_generic",
-            Helper::Scalar => "sentinel_jit_scalar",
-            Helper::Box => "sentinel_jit_box",
-            Helper::Truth => "sentinel_jit_truth",
-            Helper::BytesEq => "sentinel_jit_bytes_eq",
-            Helper::RangeLen => "sentinel_jit_range_len",
-            Helper::RangeItem => "sentinel_jit_range_item",
-            Helper::ListNew => "sentinel_jit_list_new",
-            Helper::ListPush => "sentinel_jit_list_push",
-            Helper::ListFinish => "sentinel_jit_list_finish",
-        }
-    }
-
-    /// The helper's signature, matching its `extern "C"` definition.
-    pub(crate) fn signature(self, module: &JITModule) -> Signature {
-        let ptr = module.target_config().pointer_type();
-        let mut sig = module.make_signature();
-        let (params, ret): (&[Type], Option<Type>) = match self {
-            Helper::Generic => (&[ptr, types::I64, ptr, ptr], Some(ptr)),
-            Helper::Scalar => (
-                &[
-                    ptr,
-                    types::I64,
-                    types::I64,
-                    types::I64,
-                    types::I64,
-                    types::I64,
-                    ptr,
-                ],
-                Some(ptr),
-            ),
-            Helper::Box => (&[ptr, types::I64, types::I64, types::I64], Some(ptr)),
-            Helper::Truth => (&[ptr], Some(types::I8)),
-            Helper::BytesEq => (&[ptr, types::I64, ptr, types::I64], Some(types::I8)),
-            Helper::RangeLen => (&[ptr], Some(types::I64)),
-            Helper::RangeItem => (&[ptr, ptr, types::I64, types::I64, ptr], Some(ptr)),
-            Helper::ListNew => (&[ptr], Some(types::I64)),
-            Helper::ListPush => (&[ptr, types::I64, ptr], Some(ptr)),
-            Helper::ListFinish => (&[ptr, types::I64], Some(ptr)),
-        };
-        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-        sig.returns.extend(ret.map(AbiParam::new));
-        sig
-    }
-}
 
 /// Where a value came from, when that lets a later operation read the prepared row instead of
 /// computing: `timestamp(ref_time)` reads the pre-parsed time of the condition field `ref_time`
@@ -365,7 +288,7 @@ impl Lower<'_, '_> {
         };
         let text = match self.current_note() {
             Some(n) if n.kind == NoteKind::HelperCall => format!("{}: {}", h.symbol(), n.text),
-            _ => format!("{}: {}", h.symbol(), sites::helper_text(h)),
+            _ => format!("{}: {}", h.symbol(), h.def().text),
         };
         let inst = self.noted(NoteKind::HelperCall, text, |l| l.b.ins().call(f, args));
         self.b.inst_results(inst).first().copied()

@@ -23,6 +23,8 @@ struct Loop {
     latch: Block,
     exit: Block,
     index: ir::Value,
+    /// Where this call's boxed values stood when the element began (`ScopeMark`).
+    mark: ir::Value,
 }
 
 impl Lower<'_, '_> {
@@ -104,9 +106,12 @@ impl Lower<'_, '_> {
         let Some(local) = self.locals.last().copied() else {
             return Err(Unsupported("loop without a variable".into()));
         };
+        let ctx = self.ctx;
+        // What the element makes is dropped at its end (in the latch), so that one decision's
+        // memory does not grow with the number of elements.
+        let mark = self.call(Helper::ScopeMark, &[ctx]).unwrap_or(ctx);
         let class = self.b.ins().iconst(types::I64, local.class as i64);
         let out = self.out_addr();
-        let ctx = self.ctx;
         if let Some(err) = self.call(Helper::RangeItem, &[ctx, range, index, class, out]) {
             self.fail_if(err);
         }
@@ -117,15 +122,18 @@ impl Lower<'_, '_> {
             latch,
             exit,
             index,
+            mark,
         })
     }
 
-    /// Ends the body (every path to the next element jumps to the latch) and continues in the
-    /// exit block.
+    /// Ends the body (every path to the next element jumps to the latch, which drops what the
+    /// element made) and continues in the exit block.
     fn loop_end(&mut self, lp: Loop) {
         // Every `continue` of the body has been emitted.
         self.b.seal_block(lp.latch);
         self.b.switch_to_block(lp.latch);
+        let ctx = self.ctx;
+        self.call(Helper::ScopeRelease, &[ctx, lp.mark]);
         let next = self.b.ins().iadd_imm_s(lp.index, 1);
         self.b.ins().jump(lp.header, &[BlockArg::from(next)]);
         // The entry jump and the latch are the header's predecessors; the header's test is the

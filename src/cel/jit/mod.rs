@@ -15,6 +15,7 @@
 mod abi;
 mod arena;
 mod compile;
+mod helpers;
 mod listing;
 mod lower;
 mod lower_access;

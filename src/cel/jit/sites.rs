@@ -12,7 +12,7 @@
 //! Instructions emitted outside any expression (the entry block) carry the unit's entry site.
 
 use super::abi::OpKind;
-use super::lower::{Helper, Lower};
+use super::lower::Lower;
 use super::row::{FieldKey, Needs};
 use crate::cel::functions;
 use crate::cel::span::Span;
@@ -214,21 +214,5 @@ pub(crate) fn op_text(kind: &OpKind) -> String {
         OpKind::Logic(op) => format!("`{}` on non-bool operands (error)", op.symbol()),
         OpKind::Shell(_) | OpKind::ShellCaptured(_) => "the interpreter on this node".into(),
         OpKind::Interp(..) => "the interpreter on the whole expression".into(),
-    }
-}
-
-/// What a helper does, for the note on its call.
-pub(crate) fn helper_text(h: Helper) -> &'static str {
-    match h {
-        Helper::Generic => "evaluates an operation with the interpreter's functions",
-        Helper::Scalar => "the slow path of native arithmetic",
-        Helper::Box => "boxes a scalar as a CEL value",
-        Helper::Truth => "reads a dyn value as bool",
-        Helper::BytesEq => "compares string bytes",
-        Helper::RangeLen => "the length of a macro's range",
-        Helper::RangeItem => "the next element of a macro's range",
-        Helper::ListNew => "starts a list",
-        Helper::ListPush => "appends to a list",
-        Helper::ListFinish => "finishes a list",
     }
 }

@@ -17,6 +17,70 @@ use serde_json::Value as Json;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+/// What the fleet reads from a stored resource.
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    /// `generation` (0 when absent).
+    pub generation: i64,
+    /// Whether `deleted_time` is set.
+    pub deleted: bool,
+    /// Whether `Reconciled` is True at the current generation.
+    pub reconciled: bool,
+    /// `owner_references.id`.
+    pub owner: Option<Arc<str>>,
+    /// `labels`, when non-empty.
+    pub labels: Option<Box<Json>>,
+    /// `kind`.
+    pub kind: Cow<'static, str>,
+    /// `created_time` (None when absent or not RFC 3339).
+    pub created_time: Option<Timestamp>,
+    /// `updated_time`.
+    pub updated_time: Option<Timestamp>,
+    /// `deleted_time`.
+    pub deleted_time: Option<Timestamp>,
+    /// `status.conditions`, one row each.
+    pub conditions: Box<[ConditionRow]>,
+}
+
+impl Meta {
+    pub(super) fn of(resource: &Json) -> Meta {
+        let generation = resource["generation"].as_i64().unwrap_or(0);
+        let reconciled = conditions(resource).iter().any(|c| {
+            c["type"] == "Reconciled"
+                && c["status"] == "True"
+                && c["observed_generation"].as_i64() == Some(generation)
+        });
+        let labels = resource
+            .get("labels")
+            .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+            .map(|l| Box::new(l.clone()));
+        Meta {
+            generation,
+            deleted: resource
+                .get("deleted_time")
+                .is_some_and(|t| t.as_str().is_some_and(|t| !t.is_empty())),
+            reconciled,
+            owner: resource
+                .pointer("/owner_references/id")
+                .and_then(Json::as_str)
+                .map(Arc::from),
+            labels,
+            kind: shared(resource["kind"].as_str().unwrap_or("")),
+            created_time: time_of(resource.get("created_time")),
+            updated_time: time_of(resource.get("updated_time")),
+            deleted_time: time_of(resource.get("deleted_time")),
+            conditions: conditions(resource).iter().map(ConditionRow::of).collect(),
+        }
+    }
+}
+
+pub(super) fn conditions(resource: &Json) -> &[Json] {
+    resource
+        .pointer("/status/conditions")
+        .and_then(Json::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 /// One condition of a stored resource, as the API's `resource_conditions` row.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConditionRow {
@@ -79,7 +143,7 @@ pub struct Stored<'a> {
     /// The resource's id.
     pub id: &'a str,
     /// What the fleet read from it.
-    pub meta: &'a super::Meta,
+    pub meta: &'a Meta,
     /// The bytes served, read for the text columns the fleet does not keep (`name`, `href`,
     /// `created_by`, …), which no sentinel searches on.
     pub body: &'a [u8],

@@ -83,7 +83,7 @@ fn insert_update_remove_keep_the_index_consistent() {
 #[test]
 fn sample_resources_decode_cleanly() {
     use crate::cel::host::ResourceField;
-    let r = crate::resource::Resource::from_json(sample_resource(Collection::NodePools, 5, &[]));
+    let r = crate::cel::host::Resource::from_json(sample_resource(Collection::NodePools, 5, &[]));
     assert_eq!(r.kind().map(|t| t.as_str()), Ok("NodePool"));
     let text = |f| {
         r.text(f)
