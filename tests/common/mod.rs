@@ -10,3 +10,13 @@ pub mod proxy;
 pub mod pubsub;
 pub mod rig;
 pub mod tls;
+
+/// A child process killed (and reaped) however the test that spawned it ends.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -1496,15 +1496,7 @@ async fn a_stalled_loop_thread_keeps_the_broker_connection() {
     let mut cmd = sentinel_cmd(&["serve", &config_flag, &health_flag, &metrics_flag], &env);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
-    /// Killed however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut child = Killed(cmd.spawn().expect("spawn sentinel serve"));
+    let mut child = crate::common::Killed(cmd.spawn().expect("spawn sentinel serve"));
     let mut stdout = child.0.stdout.take().expect("stdout");
     let pid = child.0.id();
     #[cfg(target_arch = "x86_64")]

@@ -495,15 +495,7 @@ async fn the_servers_answer_while_the_loop_is_blocked() {
     let mut cmd = sentinel_cmd(&["serve", &config_flag, &health_flag, &metrics_flag], &env);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
-    /// Killed however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut child = Killed(cmd.spawn().expect("spawn sentinel serve"));
+    let mut child = crate::common::Killed(cmd.spawn().expect("spawn sentinel serve"));
     // Held open and never read.
     let _stdout = child.0.stdout.take().expect("stdout");
     let pid = child.0.id();

@@ -963,15 +963,7 @@ async fn exports_go_on_while_the_loop_is_blocked(grpc: bool) {
     let mut cmd = sentinel_cmd(&["serve", &config_flag, &health, &metrics], &env);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
-    /// Killed however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut child = Killed(cmd.spawn().expect("spawn sentinel serve"));
+    let mut child = crate::common::Killed(cmd.spawn().expect("spawn sentinel serve"));
     // Held open and never read.
     let _stdout = child.0.stdout.take().expect("stdout");
     let pid = child.0.id();
